@@ -1,0 +1,337 @@
+import type { z } from "zod";
+import type { EventStream } from "./event-stream.js";
+
+// ---------------------------------------------------------------------------
+// Content blocks and LLM messages (field names follow pi-ai exactly).
+// ---------------------------------------------------------------------------
+
+/** Plain text. `textSignature` is an opaque provider token, passed back unchanged. */
+export interface TextContent {
+  type: "text";
+  text: string;
+  textSignature?: string;
+}
+
+/** Model reasoning. Not shown to users by default; may be `redacted` by the provider. */
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  thinkingSignature?: string;
+  redacted?: boolean;
+}
+
+/** An inline image, base64-encoded. */
+export interface ImageContent {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+
+/** A tool call requested by the model. `arguments` is always an object (parsed JSON). */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  thoughtSignature?: string;
+}
+
+/** Why an assistant message ended. `error` and `aborted` end the run. */
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+
+/** Token counts and cost (in the configured currency unit, usually USD) of one model response. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+}
+
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  timestamp: number;
+}
+
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  api: string;
+  provider: string;
+  model: string;
+  responseModel?: string;
+  responseId?: string;
+  usage: Usage;
+  stopReason: StopReason;
+  errorMessage?: string;
+  timestamp: number;
+}
+
+export interface ToolResultMessage<TDetails = unknown> {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  isError: boolean;
+  timestamp: number;
+}
+
+/** A message the model understands. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * App-defined messages. Extend through declaration merging:
+ * `declare module "threadline/agent" { interface CustomAgentMessages { note: { role: "note"; … } } }`.
+ * The loop never inspects them; `convertToLlm` decides what the model sees.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: extension point for declaration merging.
+export interface CustomAgentMessages {}
+
+/** Anything that can live in an agent transcript. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+// ---------------------------------------------------------------------------
+// Models and the stream-function contract (spec §11).
+// ---------------------------------------------------------------------------
+
+/** Reasoning effort. `"off"` means no `reasoning` option is sent. */
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+
+/** Describes a model to the stream function. Only `id`, `api` and `provider` are read by the loop. */
+export interface Model {
+  id: string;
+  name: string;
+  api: string;
+  provider: string;
+  baseUrl?: string;
+  reasoning?: boolean;
+  input?: ("text" | "image")[];
+  /** Price per million tokens. */
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  contextWindow: number;
+  maxTokens: number;
+  headers?: Record<string, string>;
+}
+
+/** A tool as the model sees it: the zod schema is converted to JSON Schema by the provider. */
+export interface Tool<TParams extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  parameters: TParams;
+}
+
+/** What one model request is given. */
+export interface LlmContext {
+  systemPrompt: string;
+  messages: Message[];
+  tools?: Tool[];
+}
+
+/** Options handed to the stream function with every request (the loop config is spread in). */
+export interface StreamOptions {
+  signal?: AbortSignal;
+  apiKey?: string;
+  temperature?: number;
+  maxTokens?: number;
+  reasoning?: Exclude<ThinkingLevel, "off">;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  maxRetries?: number;
+  sessionId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** The provider event protocol. `partial` is the live message being built. */
+export type AssistantMessageEvent =
+  | { type: "start"; partial: AssistantMessage }
+  | { type: "text_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "text_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "text_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "thinking_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "thinking_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "thinking_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "toolcall_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
+  | { type: "done"; reason: "stop" | "length" | "toolUse"; message: AssistantMessage }
+  | { type: "error"; reason: "aborted" | "error"; error: AssistantMessage };
+
+/** A stream of provider events whose `result()` is the final assistant message. */
+export type AssistantMessageEventStream = EventStream<AssistantMessageEvent, AssistantMessage>;
+
+/**
+ * Calls a model. Must never throw or reject: failures are encoded as a final `error` event whose
+ * message has `stopReason: "error" | "aborted"` and an `errorMessage`.
+ */
+export type StreamFn = (
+  model: Model,
+  context: LlmContext,
+  options: StreamOptions,
+) => AssistantMessageEventStream | Promise<AssistantMessageEventStream>;
+
+// ---------------------------------------------------------------------------
+// Tools run by the agent.
+// ---------------------------------------------------------------------------
+
+/** What a tool returns. `details` is for UIs and logs, `content` is what the model reads. */
+export interface AgentToolResult<TDetails = unknown> {
+  content: (TextContent | ImageContent)[];
+  details: TDetails;
+  /** When every result of a batch sets this, the run stops after the batch (unless messages are queued). */
+  terminate?: boolean;
+}
+
+/** Streams a partial result; each call becomes a `tool_execution_update` event. */
+export type AgentToolUpdateCallback<TDetails = unknown> = (partialResult: AgentToolResult<TDetails>) => void;
+
+/** Sequential forces the whole batch a call belongs to to run one call at a time. */
+export type ToolExecutionMode = "sequential" | "parallel";
+
+/** A tool the agent can execute. Errors are reported by throwing; the loop turns them into results. */
+export interface AgentTool<TParams extends z.ZodType = z.ZodType, TDetails = unknown> extends Tool<TParams> {
+  /** Human-readable name for UIs. */
+  label?: string;
+  /** Compatibility shim run on the raw arguments before validation. May throw. */
+  prepareArguments?: (args: Record<string, unknown>) => Record<string, unknown>;
+  /** Runs the tool with validated arguments. Throw to report failure. */
+  execute: (
+    toolCallId: string,
+    params: z.output<TParams>,
+    signal?: AbortSignal,
+    onUpdate?: AgentToolUpdateCallback<TDetails>,
+  ) => Promise<AgentToolResult<TDetails>>;
+  executionMode?: ToolExecutionMode;
+}
+
+/** A tool with any schema and details; what collections of tools are typed as. */
+// biome-ignore lint/suspicious/noExplicitAny: variance escape hatch for heterogeneous tool lists.
+export type AnyAgentTool = AgentTool<any, any>;
+
+/** The agent's working context: prompt, transcript and tools. */
+export interface AgentContext {
+  systemPrompt: string;
+  messages: AgentMessage[];
+  tools?: AnyAgentTool[];
+}
+
+// ---------------------------------------------------------------------------
+// Hooks.
+// ---------------------------------------------------------------------------
+
+export interface BeforeToolCallContext {
+  assistantMessage: AssistantMessage;
+  /** The original block with the model's raw arguments. */
+  toolCall: ToolCall;
+  /** Validated, coerced arguments. Mutating them changes what `execute` receives (not revalidated). */
+  args: Record<string, unknown>;
+  context: AgentContext;
+}
+
+export interface BeforeToolCallResult {
+  block?: boolean;
+  /** Text of the error result when blocked. Default `Tool execution was blocked`. */
+  reason?: string;
+  terminate?: boolean;
+}
+
+export interface AfterToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: ToolCall;
+  args: Record<string, unknown>;
+  result: AgentToolResult;
+  isError: boolean;
+  context: AgentContext;
+}
+
+/** Field-wise replacement; `null`/`undefined` fields keep the original. */
+export interface AfterToolCallResult {
+  content?: (TextContent | ImageContent)[] | null;
+  details?: unknown;
+  isError?: boolean | null;
+  terminate?: boolean | null;
+}
+
+/** A completed turn, given to `shouldStopAfterTurn` and `prepareNextTurn`. */
+export interface TurnContext {
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  context: AgentContext;
+  newMessages: AgentMessage[];
+}
+
+/** Replaces parts of the run before the next turn. */
+export interface PrepareNextTurnResult {
+  context?: AgentContext;
+  model?: Model;
+  thinkingLevel?: ThinkingLevel;
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** Configuration of one loop run. Everything except the loop fields is spread into each request. */
+export interface AgentLoopConfig extends StreamOptions {
+  model: Model;
+  /** AgentMessage[] → Message[] before every request. Must not throw. */
+  convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  /** Prunes or injects before `convertToLlm`; the result is used for that request only. Must not throw. */
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /** Per-request key; a falsy result falls back to `apiKey`. Must not throw. */
+  getApiKey?: (provider: string) => MaybePromise<string | undefined>;
+  /** Queued steering messages; `[]` when none. Must not throw. */
+  getSteeringMessages?: () => Promise<AgentMessage[]>;
+  /** Queued follow-up messages; `[]` when none. Must not throw. */
+  getFollowUpMessages?: () => Promise<AgentMessage[]>;
+  /** Default `"parallel"`. */
+  toolExecution?: ToolExecutionMode;
+  /** Preflight per call; may block. A throw becomes an error result. */
+  beforeToolCall?: (
+    ctx: BeforeToolCallContext,
+    signal?: AbortSignal,
+  ) => MaybePromise<BeforeToolCallResult | undefined>;
+  /** Post-processes an executed call's result. A throw becomes an error result. */
+  afterToolCall?: (
+    ctx: AfterToolCallContext,
+    signal?: AbortSignal,
+  ) => MaybePromise<AfterToolCallResult | undefined>;
+  /** Graceful stop after a completed turn. Must not throw. */
+  shouldStopAfterTurn?: (ctx: TurnContext) => MaybePromise<boolean>;
+  /** Swaps context/model/thinking level before each non-first turn. Must not throw. */
+  prepareNextTurn?: (ctx: TurnContext) => MaybePromise<PrepareNextTurnResult | undefined>;
+}
+
+// ---------------------------------------------------------------------------
+// Agent events (spec §2.5).
+// ---------------------------------------------------------------------------
+
+export type AgentEvent =
+  | { type: "agent_start" }
+  | { type: "agent_end"; messages: AgentMessage[] }
+  | { type: "turn_start" }
+  | { type: "turn_end"; message: AssistantMessage; toolResults: ToolResultMessage[] }
+  | { type: "message_start"; message: AgentMessage }
+  | { type: "message_update"; message: AssistantMessage; assistantMessageEvent: AssistantMessageEvent }
+  | { type: "message_end"; message: AgentMessage }
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
+  | {
+      type: "tool_execution_update";
+      toolCallId: string;
+      toolName: string;
+      args: Record<string, unknown>;
+      partialResult: AgentToolResult;
+    }
+  | {
+      type: "tool_execution_end";
+      toolCallId: string;
+      toolName: string;
+      result: AgentToolResult;
+      isError: boolean;
+      durationMs?: number;
+    };
+
+export type AgentEventType = AgentEvent["type"];
+
+/** Receives loop events; awaited by `runAgentLoop`, so it is a barrier for the loop. */
+export type AgentEventSink = (event: AgentEvent) => MaybePromise<void>;
