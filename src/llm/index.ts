@@ -1,0 +1,60 @@
+/**
+ * Threadline's model providers: a stream function for any OpenAI-compatible chat-completions endpoint
+ * (through the official `openai` SDK), the conversions it uses, and an endpoint probe for `doctor`.
+ */
+export {
+  type ConvertToLlmOptions,
+  type CustomMessageRenderer,
+  createConvertToLlm,
+} from "./convert-to-llm.js";
+export { createNodeHttpFetch, type NodeHttpFetch, type NodeHttpFetchOptions } from "./node-http-fetch.js";
+export {
+  buildChatRequest,
+  createOpenAIStreamFn,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type OpenAIProviderOptions,
+  type ReasoningLevel,
+} from "./openai.js";
+export {
+  type ChatChunk,
+  ChatChunkAccumulator,
+  type ChatChunkChoice,
+  type ChatChunkDelta,
+  type ChatToolCallDelta,
+} from "./openai-chunks.js";
+export {
+  authHeaders,
+  OpenAIClientPool,
+  type OpenAIClientPoolOptions,
+  type OpenAIFetch,
+} from "./openai-client-pool.js";
+export {
+  convertToOpenAIMessages,
+  EMPTY_TOOL_RESULT_TEXT,
+  IMAGE_OMITTED_TEXT,
+  MISSING_TOOL_RESULT_TEXT,
+  type OpenAIMessageOptions,
+  TOOL_IMAGES_TEXT,
+} from "./openai-messages.js";
+export {
+  DEFAULT_OPENAI_BASE_URL,
+  OPENAI_COMPLETIONS_API,
+  type OpenAIModelInit,
+  openAIModel,
+} from "./openai-model.js";
+export { type JsonSchema, toolParametersSchema, toolsToOpenAI } from "./openai-tools.js";
+export { type ProbeOptions, type ProbeResult, probeModelEndpoint } from "./probe.js";
+export {
+  ABORTED_MESSAGE,
+  CUT_OFF_MESSAGE,
+  describeFinishReason,
+  describeProviderFailure,
+  displayBaseURL,
+  type FailureContext,
+  type ProviderFailure,
+  type ProviderFailureKind,
+  retryAfterMs,
+} from "./provider-errors.js";
+export { type JsonObject, parseStreamingJson, repairJson } from "./streaming-json.js";
+export { applyPrices, type ChatUsagePayload, emptyUsage, type ModelPrices, mapUsage } from "./usage.js";

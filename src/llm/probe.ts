@@ -1,0 +1,108 @@
+import { APIError } from "openai";
+import { createNodeHttpFetch } from "./node-http-fetch.js";
+import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./openai-client-pool.js";
+import { describeProviderFailure, displayBaseURL, type ProviderFailure } from "./provider-errors.js";
+
+/** What {@link probeModelEndpoint} checks. */
+export interface ProbeOptions {
+  /** The OpenAI-compatible endpoint, including `/v1`. */
+  baseURL: string;
+  /** The model that should be served there. */
+  model: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  /** Per request. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Default: a private {@link createNodeHttpFetch}, closed when the probe ends. */
+  fetch?: OpenAIFetch;
+  /** Where users configure the key, quoted in the 401 verdict. Default `OPENAI_API_KEY`. */
+  apiKeyHint?: string;
+}
+
+/** The verdict of a probe: `ok` with how it was established, or the failure that stopped it. */
+export type ProbeResult =
+  | { ok: true; verdict: string; via: "models" | "chat"; models?: string[] }
+  | { ok: false; verdict: string; failure: ProviderFailure; models?: string[] };
+
+const LISTED_IN_VERDICT = 8;
+
+/**
+ * Checks that `model` is usable at `baseURL` with `apiKey`, for a `doctor` command: first `GET /models`
+ * (no tokens spent); if the endpoint has no model list or does not list the model, a 1-token chat
+ * request decides. No retries. Never throws; the verdict is one human sentence.
+ */
+export async function probeModelEndpoint(options: ProbeOptions): Promise<ProbeResult> {
+  const ownFetch = options.fetch ? undefined : createNodeHttpFetch();
+  try {
+    return await probe(options, new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as OpenAIFetch) }));
+  } finally {
+    ownFetch?.destroy();
+  }
+}
+
+async function probe(options: ProbeOptions, pool: OpenAIClientPool): Promise<ProbeResult> {
+  const client = pool.get(options.baseURL);
+  const where = displayBaseURL(options.baseURL);
+  const requestOptions = {
+    maxRetries: 0,
+    timeout: options.timeoutMs ?? 10_000,
+    headers: { ...options.headers, ...authHeaders(options.apiKey) },
+  };
+  const context = {
+    baseURL: options.baseURL,
+    model: options.model,
+    apiKey: options.apiKey,
+    timeoutMs: requestOptions.timeout,
+    streamStarted: false,
+    apiKeyHint: options.apiKeyHint,
+  };
+
+  let models: string[] | undefined;
+  try {
+    const page = await client.models.list(requestOptions);
+    models = page.data.map((entry) => entry.id);
+    if (models.includes(options.model)) {
+      return {
+        ok: true,
+        via: "models",
+        models,
+        verdict: `Model "${options.model}" is available at ${where} (${models.length} models listed).`,
+      };
+    }
+  } catch (err) {
+    const status = err instanceof APIError ? err.status : undefined;
+    // A server without a model list (404/405/501…) may still serve chat; anything else is final.
+    const listUnsupported = status !== undefined && status !== 401 && status !== 403 && status !== 429;
+    if (!listUnsupported) {
+      const failure = describeProviderFailure(err, context);
+      return { ok: false, failure, verdict: failure.message };
+    }
+  }
+
+  try {
+    const maxField = options.baseURL.includes("api.openai.com") ? "max_completion_tokens" : "max_tokens";
+    await client.chat.completions.create(
+      { model: options.model, messages: [{ role: "user", content: "ping" }], [maxField]: 1 },
+      requestOptions,
+    );
+    const note = models ? " (although it is not in the endpoint's model list)" : "";
+    const result: ProbeResult = {
+      ok: true,
+      via: "chat",
+      verdict: `Model "${options.model}" answered at ${where}${note}.`,
+    };
+    if (models) result.models = models;
+    return result;
+  } catch (err) {
+    const failure = describeProviderFailure(err, context);
+    let verdict = failure.message;
+    if (failure.kind === "not-found" && models && models.length > 0) {
+      const shown = models.slice(0, LISTED_IN_VERDICT).join(", ");
+      const more = models.length > LISTED_IN_VERDICT ? `, and ${models.length - LISTED_IN_VERDICT} more` : "";
+      verdict = `Model "${options.model}" is not served at ${where}; it offers: ${shown}${more}.`;
+    }
+    const result: ProbeResult = { ok: false, failure, verdict };
+    if (models) result.models = models;
+    return result;
+  }
+}

@@ -1,0 +1,255 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+
+/** What went wrong talking to the model provider, as a tag a caller can branch on. */
+export type ProviderFailureKind =
+  | "aborted"
+  | "auth"
+  | "forbidden"
+  | "not-found"
+  | "rate-limited"
+  | "quota"
+  | "bad-request"
+  | "server"
+  | "unreachable"
+  | "timeout"
+  | "idle-timeout"
+  | "cut-off"
+  | "stream-error"
+  | "finish-reason"
+  | "unknown";
+
+/** A classified provider failure with one human sentence (never containing the API key). */
+export interface ProviderFailure {
+  kind: ProviderFailureKind;
+  /** HTTP status, when the server answered. */
+  status?: number;
+  /** The text users see, e.g. "Rate limited by the model provider (429); retry after 12s." */
+  message: string;
+  /** From `retry-after-ms` / `retry-after`, when the server sent one. */
+  retryAfterMs?: number;
+}
+
+/** What {@link describeProviderFailure} needs to word a failure. */
+export interface FailureContext {
+  baseURL: string;
+  model: string;
+  /** Scrubbed from any provider text quoted in the message. */
+  apiKey?: string | undefined;
+  /** The request timeout, quoted in timeout messages. */
+  timeoutMs?: number | undefined;
+  /** True once response headers arrived: a transport failure after that cut the stream. */
+  streamStarted: boolean;
+  /** Where the key is configured, quoted in the 401 hint. Default `OPENAI_API_KEY`. */
+  apiKeyHint?: string | undefined;
+}
+
+/** The text of an aborted request's final message (same as the loop's). */
+export const ABORTED_MESSAGE = "Request was aborted";
+/** The text of a stream that ended by transport failure after it started. */
+export const CUT_OFF_MESSAGE = "The model stream was cut off before it finished.";
+
+/** Thrown internally when no chunk arrived for `idleTimeoutMs`; described as `idle-timeout`. */
+export class StreamIdleTimeoutError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`no data for ${idleMs}ms`);
+  }
+}
+
+/** `scheme://host[:port]/path` without credentials or query (an Azure-style `?api-key=` never leaks). */
+export function displayBaseURL(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, "")}`;
+  } catch {
+    return "the configured base URL";
+  }
+}
+
+function scrub(text: string, apiKey: string | undefined): string {
+  let out = apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text;
+  out = out.replace(/\b(sk-[A-Za-z0-9_-]{3})[A-Za-z0-9_*-]{6,}/g, "$1***");
+  out = out.replace(/\s+/g, " ").trim();
+  return out.length > 300 ? `${out.slice(0, 297)}...` : out;
+}
+
+/** The provider's own explanation of an HTTP error, if it sent one. */
+function providerDetail(err: APIError): string | undefined {
+  const body = err.error as { message?: unknown } | undefined;
+  if (body && typeof body.message === "string" && body.message.trim() !== "") return body.message;
+  const text = err.message.replace(/^\d{3}\s*/, "");
+  if (text === "" || text === "status code (no body)") return undefined;
+  return text;
+}
+
+/** Milliseconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date). */
+export function retryAfterMs(headers: Headers | undefined): number | undefined {
+  if (!headers) return undefined;
+  const ms = Number.parseFloat(headers.get("retry-after-ms") ?? "");
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers.get("retry-after");
+  if (!raw) return undefined;
+  const seconds = Number.parseFloat(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+function formatDelay(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds < 120) return `${seconds}s`;
+  return `${Math.ceil(seconds / 60)} min`;
+}
+
+const CONNECTION_CODES: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection reset",
+  UND_ERR_SOCKET: "connection reset",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+};
+
+/** The first known network error code along the `cause` chain (and inside AggregateErrors). */
+function networkReason(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const current = queue.shift();
+    if (!current || typeof current !== "object" || seen.has(current)) continue;
+    seen.add(current);
+    const { code, cause, errors } = current as { code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof code === "string") {
+      const known = CONNECTION_CODES[code];
+      if (known) return known;
+      if (code.includes("CERT") || code.includes("SSL") || code.startsWith("ERR_TLS")) {
+        return "TLS certificate problem";
+      }
+    }
+    queue.push(cause);
+    if (Array.isArray(errors)) queue.push(...errors);
+  }
+  return undefined;
+}
+
+function unreachable(err: unknown, where: string, ctx: FailureContext): ProviderFailure {
+  const reason = networkReason(err);
+  if (reason === "connection reset") {
+    return {
+      kind: "unreachable",
+      message: `The model server at ${where} closed the connection before answering.`,
+    };
+  }
+  const text = reason ?? scrub(err instanceof Error ? err.message : String(err), ctx.apiKey);
+  return { kind: "unreachable", message: `Could not reach the model server at ${where} (${text}).` };
+}
+
+function describeHttp(err: APIError & { status: number }, ctx: FailureContext): ProviderFailure {
+  const { status } = err;
+  const where = displayBaseURL(ctx.baseURL);
+  const rawDetail = providerDetail(err);
+  const detail = rawDetail ? scrub(rawDetail, ctx.apiKey) : undefined;
+  const withDetail = (text: string) => (detail ? `${text}: ${detail}` : `${text}.`);
+  if (status === 401) {
+    const hint = ctx.apiKeyHint ?? "OPENAI_API_KEY";
+    return { kind: "auth", status, message: `The model provider rejected the API key (401). Check ${hint}.` };
+  }
+  if (status === 403) {
+    return { kind: "forbidden", status, message: withDetail("The model provider refused access (403)") };
+  }
+  if (status === 404) {
+    return {
+      kind: "not-found",
+      status,
+      message: `Model "${ctx.model}" was not found at ${where} (404). Check the model name and base URL.`,
+    };
+  }
+  if (status === 429) {
+    const code = (err.error as { code?: unknown; type?: unknown } | undefined) ?? {};
+    if (code.code === "insufficient_quota" || code.type === "insufficient_quota") {
+      return {
+        kind: "quota",
+        status,
+        message: "The model provider account has run out of quota (429). Check the plan and billing details.",
+      };
+    }
+    const wait = retryAfterMs(err.headers);
+    const failure: ProviderFailure = {
+      kind: "rate-limited",
+      status,
+      message:
+        wait === undefined
+          ? "Rate limited by the model provider (429). Try again in a moment."
+          : `Rate limited by the model provider (429); retry after ${formatDelay(wait)}.`,
+    };
+    if (wait !== undefined) failure.retryAfterMs = wait;
+    return failure;
+  }
+  if (status >= 500) {
+    const text =
+      status === 502 || status === 503 || status === 504
+        ? `The model server at ${where} is unavailable (${status}). Try again later.`
+        : `The model server at ${where} had an internal error (${status}). Try again later.`;
+    return { kind: "server", status, message: detail ? `${text} It said: ${detail}` : text };
+  }
+  return {
+    kind: "bad-request",
+    status,
+    message: withDetail(`The model provider rejected the request (${status})`),
+  };
+}
+
+/**
+ * Turns anything thrown while calling the model into a {@link ProviderFailure} with a short human
+ * sentence. HTTP errors are worded by status; transport errors before the response started are
+ * "could not reach"/timeout; transport errors after it started are a cut-off stream. Never throws.
+ */
+export function describeProviderFailure(err: unknown, ctx: FailureContext): ProviderFailure {
+  const where = displayBaseURL(ctx.baseURL);
+  if (err instanceof APIUserAbortError) return { kind: "aborted", message: ABORTED_MESSAGE };
+  if (err instanceof StreamIdleTimeoutError) {
+    return {
+      kind: "idle-timeout",
+      message: `The model server stopped sending data for ${formatDelay(err.idleMs)}; the answer was abandoned.`,
+    };
+  }
+  if (err instanceof APIConnectionTimeoutError) {
+    const limit = ctx.timeoutMs ? ` within ${formatDelay(ctx.timeoutMs)}` : "";
+    return { kind: "timeout", message: `The model server at ${where} did not answer${limit} (timeout).` };
+  }
+  if (err instanceof APIConnectionError) return unreachable(err, where, ctx);
+  if (err instanceof APIError) {
+    if (typeof err.status === "number") return describeHttp(err as APIError & { status: number }, ctx);
+    const detail = providerDetail(err);
+    return {
+      kind: "stream-error",
+      message: detail
+        ? `The model provider reported an error mid-answer: ${scrub(detail, ctx.apiKey)}`
+        : "The model provider reported an error mid-answer.",
+    };
+  }
+  if (ctx.streamStarted) {
+    if (err instanceof SyntaxError) {
+      return { kind: "stream-error", message: "The model server sent a malformed stream event." };
+    }
+    return { kind: "cut-off", message: CUT_OFF_MESSAGE };
+  }
+  if (networkReason(err)) return unreachable(err, where, ctx);
+  const text = err instanceof Error ? err.message : String(err);
+  return { kind: "unknown", message: `The model request failed: ${scrub(text, ctx.apiKey)}` };
+}
+
+/**
+ * A human sentence for a `finish_reason` that means the answer did not complete normally
+ * (`content_filter` or a value this adapter does not know).
+ */
+export function describeFinishReason(reason: string): string {
+  if (reason === "content_filter") {
+    return "The model provider's content filter stopped the answer (finish_reason: content_filter).";
+  }
+  return `The model provider ended the answer with an unexpected finish_reason "${reason}".`;
+}
