@@ -289,16 +289,19 @@ class LoopRun {
     }
   }
 
+  /** Deviation 2: stands in for the model response once the run is aborted. */
+  private async synthesizeAbortedResponse(): Promise<AssistantMessage> {
+    const aborted = abortedMessage(this.config.model);
+    this.context.messages.push(aborted);
+    await this.emit({ type: "message_start", message: { ...aborted } });
+    await this.emit({ type: "message_end", message: aborted });
+    return aborted;
+  }
+
   /** Spec §11, plus deviation 2: no request once the run is aborted. */
   private async streamAssistantResponse(): Promise<AssistantMessage> {
     const messages = this.context.messages;
-    if (this.signal?.aborted) {
-      const aborted = abortedMessage(this.config.model);
-      messages.push(aborted);
-      await this.emit({ type: "message_start", message: { ...aborted } });
-      await this.emit({ type: "message_end", message: aborted });
-      return aborted;
-    }
+    if (this.signal?.aborted) return this.synthesizeAbortedResponse();
     const config = this.config;
     const transformed = config.transformContext
       ? await config.transformContext(messages, this.signal)
@@ -311,6 +314,8 @@ class LoopRun {
     const options = { ...config };
     if (apiKey !== undefined) options.apiKey = apiKey;
     if (this.signal) options.signal = this.signal;
+    // The async hooks above may have outlived an abort.
+    if (this.signal?.aborted) return this.synthesizeAbortedResponse();
     const response = await this.streamFn(config.model, request, options);
 
     let partial: AssistantMessage | undefined;

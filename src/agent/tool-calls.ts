@@ -111,7 +111,12 @@ export async function executePreparedToolCall(
       args: toolCall.arguments,
       partialResult,
     });
-    if (emitted) updates.push(emitted);
+    if (emitted) {
+      // Observe a failing sink now: `execute` may settle much later, and the failure still surfaces
+      // through `Promise.all(updates)` below instead of as an unhandled rejection.
+      emitted.catch(() => {});
+      updates.push(emitted);
+    }
   };
   const started = performance.now();
   let outcome: FinalizedToolCall;

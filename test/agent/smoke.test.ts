@@ -7,7 +7,10 @@ const echo: AnyAgentTool = {
   name: "echo",
   description: "echo",
   parameters: z.object({ text: z.string() }),
-  execute: async (_id, params: { text: string }) => ({ content: [{ type: "text", text: params.text }], details: {} }),
+  execute: async (_id, params: { text: string }) => ({
+    content: [{ type: "text", text: params.text }],
+    details: {},
+  }),
 };
 
 function short(event: AgentEvent): string {
@@ -15,7 +18,8 @@ function short(event: AgentEvent): string {
     return `${event.type}(${(event.message as { role: string }).role})`;
   }
   if (event.type === "message_update") return `message_update(${event.assistantMessageEvent.type})`;
-  if (event.type.startsWith("tool_execution")) return `${event.type}(${(event as { toolCallId: string }).toolCallId})`;
+  if (event.type.startsWith("tool_execution"))
+    return `${event.type}(${(event as { toolCallId: string }).toolCallId})`;
   return event.type;
 }
 

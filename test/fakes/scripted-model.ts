@@ -138,7 +138,12 @@ async function play(
     const index = partial.content.push(block) - 1;
     stream.push({ type: "toolcall_start", contentIndex: index, partial });
     block.arguments = call.arguments;
-    stream.push({ type: "toolcall_delta", contentIndex: index, delta: JSON.stringify(call.arguments), partial });
+    stream.push({
+      type: "toolcall_delta",
+      contentIndex: index,
+      delta: JSON.stringify(call.arguments),
+      partial,
+    });
     stream.push({ type: "toolcall_end", contentIndex: index, toolCall: block, partial });
   }
   if (response.hang) {

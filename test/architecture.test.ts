@@ -1,0 +1,113 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SRC = resolve(import.meta.dirname, "../src");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Every module specifier a file imports or re-exports (static and dynamic). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const found: string[] = [];
+  const patterns = [
+    /\b(?:import|export)\s[^'"`;]*?\sfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\bimport\(\s*["']([^"']+)["']\s*\)/g,
+  ];
+  for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]!);
+  return found;
+}
+
+/** The top-level src folder an import resolves to, or the package name for bare specifiers. */
+function target(
+  file: string,
+  specifier: string,
+): { kind: "module"; folder: string } | { kind: "package"; name: string } {
+  if (specifier.startsWith(".")) {
+    const folder = relative(SRC, resolve(file, "..", specifier)).split("/")[0]!;
+    return { kind: "module", folder };
+  }
+  const parts = specifier.split("/");
+  const name = specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+  return { kind: "package", name };
+}
+
+/** Which src folders each folder may import (besides itself). */
+const ALLOWED_FOLDERS: Record<string, string[]> = {
+  agent: [],
+  llm: ["agent"],
+  tools: ["agent"],
+  chat: ["agent"],
+  config: ["agent", "llm", "tools", "chat"],
+  runs: ["agent", "llm", "tools", "chat", "config"],
+  slack: ["agent", "chat"],
+  discord: ["agent", "chat"],
+  playground: ["agent", "chat"],
+  app: ["agent", "llm", "tools", "chat", "config", "runs", "slack", "discord", "playground"],
+};
+
+const files = sourceFiles(SRC);
+
+describe("architecture", () => {
+  it("finds the source files", () => {
+    expect(files.some((file) => file.includes("/agent/"))).toBe(true);
+  });
+
+  it("src/agent imports nothing but zod and its own files", () => {
+    const offending: string[] = [];
+    for (const file of files.filter((f) => relative(SRC, f).startsWith("agent/"))) {
+      for (const specifier of importsOf(file)) {
+        const t = target(file, specifier);
+        const ok = t.kind === "package" ? t.name === "zod" : t.folder === "agent";
+        if (!ok) offending.push(`${relative(SRC, file)} → ${specifier}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+
+  it("folders depend only in the documented direction", () => {
+    const offending: string[] = [];
+    for (const file of files) {
+      const folder = relative(SRC, file).split("/")[0]!;
+      const allowed = ALLOWED_FOLDERS[folder];
+      if (!allowed) {
+        offending.push(`${relative(SRC, file)}: folder "${folder}" is not in the architecture`);
+        continue;
+      }
+      for (const specifier of importsOf(file)) {
+        const t = target(file, specifier);
+        if (t.kind === "module" && t.folder !== folder && !allowed.includes(t.folder)) {
+          offending.push(`${relative(SRC, file)} → ${specifier}`);
+        }
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+
+  it("other folders import a folder only through its index.ts", () => {
+    const offending: string[] = [];
+    for (const file of files) {
+      const folder = relative(SRC, file).split("/")[0]!;
+      for (const specifier of importsOf(file)) {
+        if (!specifier.startsWith(".")) continue;
+        const path = relative(SRC, resolve(file, "..", specifier));
+        const [targetFolder, ...rest] = path.split("/");
+        if (targetFolder !== folder && rest.join("/") !== "index.js")
+          offending.push(`${relative(SRC, file)} → ${specifier}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+
+  it("the import scanner sees every kind of import", () => {
+    const sample = join(SRC, "agent", "loop.ts");
+    expect(importsOf(sample)).toContain("./tool-calls.js");
+  });
+});
