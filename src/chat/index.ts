@@ -1,0 +1,31 @@
+/**
+ * Threadline's platform-neutral chat port: thread references, the inbound/outbound types every platform
+ * adapter implements, an in-memory outbound, and the rendering of runs (streamed replies, progress lines,
+ * approval-card text, Markdown dialects, message splitting).
+ */
+export * from "./memory-outbound.js";
+export * from "./reactions.js";
+export { approvalCardText, renderArguments } from "./render/approval-text.js";
+export { type RenderClock, systemClock } from "./render/clock.js";
+export { formatCost, formatCount, formatRunFooter } from "./render/footer.js";
+export { createDialectConverter, type DialectConverter, toDialect } from "./render/markdown.js";
+export { formatFailureLine, formatOutcomeLine, NOTICE_CHARS } from "./render/outcome.js";
+export {
+  escapeMarkdown,
+  formatDuration,
+  formatToolLine,
+  shortText,
+  TOOL_ERROR_CHARS,
+  type ToolProgress,
+} from "./render/progress.js";
+export type { RenderOperation } from "./render/reply-messages.js";
+export {
+  createRunRenderer,
+  EMPTY_REPLY_MARKDOWN,
+  type RunRenderer,
+  type RunRendererOptions,
+  THINKING_STATUS,
+} from "./render/run-renderer.js";
+export { MIN_SPLIT_CHARS, pieceText, planSplit, type SplitPiece, splitMessage } from "./render/split.js";
+export * from "./thread-ref.js";
+export type * from "./types.js";

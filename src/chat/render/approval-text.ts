@@ -1,0 +1,145 @@
+import type { ApprovalCard, Dialect } from "../types.js";
+import { escapeMarkdown } from "./progress.js";
+
+/** Strings are never cut shorter than this while fitting arguments into `maxChars`. */
+const MIN_STRING_CHARS = 40;
+
+/**
+ * Renders tool-call arguments for a human deciding on them. Objects whose values are all scalars become
+ * `key: value` lines (multi-line strings follow their key, indented by two spaces); anything nested is
+ * pretty-printed JSON. When the result exceeds `maxChars`, long strings are shortened first
+ * (`…… (truncated, N more characters)`), then the text is cut with a final line
+ * `… (truncated, N more characters)`. The result never exceeds `maxChars` (for `maxChars` ≥ 60).
+ * `{}` renders as `(no arguments)`. Never throws (cycles and BigInts included).
+ */
+export function renderArguments(args: Record<string, unknown>, maxChars: number): string {
+  const entries = Object.entries(args).filter(([, value]) => value !== undefined);
+  if (entries.length === 0) return "(no arguments)";
+  let cap = Number.POSITIVE_INFINITY;
+  let text = formatArguments(entries, cap);
+  while (text.length > maxChars && cap > MIN_STRING_CHARS) {
+    cap = Math.max(MIN_STRING_CHARS, Math.floor((Number.isFinite(cap) ? cap : maxChars) / 2));
+    text = formatArguments(entries, cap);
+  }
+  return text.length <= maxChars ? text : cutWithNote(text, maxChars);
+}
+
+function formatArguments(entries: [string, unknown][], cap: number): string {
+  const lines: string[] = [];
+  for (const [key, value] of entries) {
+    if (!isScalar(value)) break;
+    lines.push(scalarLine(key, value, cap));
+  }
+  if (lines.length === entries.length) return lines.join("\n");
+  const seen = new WeakSet<object>();
+  return JSON.stringify(
+    Object.fromEntries(entries),
+    (_key, value: unknown) => {
+      if (typeof value === "string") return shorten(value, cap);
+      if (typeof value === "bigint") return value.toString();
+      if (typeof value === "object" && value !== null) {
+        if (seen.has(value)) return "[circular]";
+        seen.add(value);
+      }
+      return value;
+    },
+    2,
+  );
+}
+
+function isScalar(value: unknown): value is string | number | boolean | null | bigint {
+  return value === null || ["string", "number", "boolean", "bigint"].includes(typeof value);
+}
+
+function scalarLine(key: string, value: string | number | boolean | null | bigint, cap: number): string {
+  if (typeof value !== "string") return `${key}: ${String(value)}`;
+  const text = shorten(value, cap);
+  if (text.includes("\n")) return `${key}:\n${text.replace(/^/gm, "  ")}`;
+  // Quote what would otherwise be invisible or ambiguous.
+  if (text === "" || text.trim() !== text) return `${key}: ${JSON.stringify(text)}`;
+  return `${key}: ${text}`;
+}
+
+function shorten(text: string, cap: number): string {
+  if (text.length <= cap) return text;
+  const kept = safeSlice(text, cap);
+  return `${kept}… (truncated, ${text.length - kept.length} more characters)`;
+}
+
+function cutWithNote(text: string, maxChars: number): string {
+  const note = (rest: number) => `\n… (truncated, ${rest} more characters)`;
+  const room = maxChars - note(text.length).length;
+  if (room <= 0) return safeSlice(text, maxChars);
+  let kept = safeSlice(text, room);
+  const lineEnd = kept.lastIndexOf("\n");
+  if (lineEnd > room / 2) kept = kept.slice(0, lineEnd);
+  return `${kept}${note(text.length - kept.length)}`;
+}
+
+/** `text.slice(0, length)` without splitting a surrogate pair. */
+function safeSlice(text: string, length: number): string {
+  const code = text.charCodeAt(length - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
+}
+
+/**
+ * The plain-text fallback of an approval card in `dialect` (Slack mrkdwn, or Markdown for Discord and
+ * the playground): the tool, its arguments in a code block, who may decide and when it expires while
+ * pending, or the decision with who made it and when. Slack and Discord get native timestamps that
+ * render in the reader's time zone; Markdown gets UTC. Never throws.
+ */
+export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
+  const text = (value: string) => (dialect === "slack" ? escapeSlack(value) : escapeMarkdown(value));
+  const bold = (value: string) => (dialect === "slack" ? `*${value}*` : `**${value}**`);
+  const tool = `\`${card.toolName.replaceAll("`", "'")}\``;
+  const args = card.argumentsText.replaceAll("```", "`\u200b``");
+  const lines = [
+    `🔐 ${bold(card.state.kind === "pending" ? "Approval needed" : "Approval")} to run ${tool}`,
+    `\`\`\`\n${dialect === "slack" ? escapeSlack(args) : args}\n\`\`\``,
+  ];
+  const state = card.state;
+  switch (state.kind) {
+    case "pending": {
+      const who = card.approvers.length > 0 ? `${card.approvers.join(", ")} can decide. ` : "";
+      lines.push(`${who}Expires ${timestamp(card.expiresAt, dialect, "relative")}.`);
+      if (state.waitingMessages > 0) {
+        const plural = state.waitingMessages === 1 ? "message" : "messages";
+        lines.push(`⏳ ${state.waitingMessages} ${plural} waiting for this decision.`);
+      }
+      break;
+    }
+    case "approved":
+      lines.push(
+        state.always
+          ? `✅ ${bold("Always allowed")} ${tool} in this thread — by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`
+          : `✅ ${bold("Approved")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`,
+      );
+      break;
+    case "denied":
+      lines.push(`❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`);
+      break;
+    case "expired":
+      lines.push(`⌛ ${bold("Denied")}: approval timed out, ${timestamp(state.at, dialect, "absolute")}`);
+      break;
+    case "cancelled":
+      lines.push(`🚫 ${bold("Cancelled")}: ${text(state.reason)}`);
+      break;
+  }
+  return lines.join("\n");
+}
+
+/** Slack needs `&`, `<` and `>` escaped in message text (code blocks included). */
+function escapeSlack(value: string): string {
+  return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+function timestamp(ms: number, dialect: Dialect, style: "relative" | "absolute"): string {
+  const utc = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  const seconds = Math.floor(ms / 1000);
+  if (dialect === "slack") {
+    const format = style === "relative" ? "{time}" : "{date_short_pretty} {time}";
+    return `${style === "relative" ? "at " : ""}<!date^${seconds}^${format}|${utc}>`;
+  }
+  if (dialect === "discord") return `<t:${seconds}:${style === "relative" ? "R" : "f"}>`;
+  return `${style === "relative" ? "at " : ""}${utc}`;
+}

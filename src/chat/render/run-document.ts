@@ -1,0 +1,161 @@
+import { unclosedFence } from "./markdown-lines.js";
+import { formatToolLine, type ToolProgress } from "./progress.js";
+
+/** The Markdown of a run so far, with what the renderer needs to place it in messages. */
+export interface RenderedRun {
+  markdown: string;
+  /** Offset of the first progress line of a still-running tool (`markdown.length` when none runs). */
+  runningFrom: number;
+  /** Offsets where a new message must begin (a user message reached the agent mid-run), ascending. */
+  breaks: number[];
+}
+
+type Block =
+  | { kind: "text"; chunks: string[]; complete: boolean; close: string | undefined }
+  | { kind: "tool"; name: string; progress: ToolProgress; startedAt: number }
+  | { kind: "line"; text: string }
+  | { kind: "break" };
+
+/**
+ * The visible content of one run in order: assistant text segments, tool progress lines and notice
+ * lines. Mutations are O(1) (text deltas are kept as chunks and joined only by {@link RunDocument.render}).
+ * The rendering only ever grows at the end, except for progress lines of running tools, so a prefix that
+ * ends before {@link RenderedRun.runningFrom} never changes.
+ */
+export class RunDocument {
+  private readonly blocks: Block[] = [];
+  /** Text blocks of the assistant message being streamed, by content index. */
+  private current = new Map<number, Extract<Block, { kind: "text" }>>();
+  private readonly tools = new Map<string, Extract<Block, { kind: "tool" }>>();
+  private visible = false;
+
+  /** True once anything visible was added (the moment to post the reply). */
+  get hasVisibleContent(): boolean {
+    return this.visible;
+  }
+
+  /** A new assistant message starts; its text blocks are addressed by content index. */
+  startAssistantMessage(): void {
+    this.completeText();
+    this.current = new Map();
+  }
+
+  /** Appends streamed text. Returns true when it is visible (not only whitespace). */
+  appendText(contentIndex: number, delta: string): boolean {
+    const block = this.textBlock(contentIndex);
+    block.chunks.push(delta);
+    if (delta.trim() === "") return false;
+    this.visible = true;
+    return true;
+  }
+
+  /** Replaces a text block with its final content and closes a fence the model left open. */
+  endText(contentIndex: number, content: string): boolean {
+    const block = this.textBlock(contentIndex);
+    const changed = block.chunks.join("") !== content;
+    block.chunks = [content];
+    this.complete(block);
+    if (content.trim() !== "") this.visible = true;
+    return changed;
+  }
+
+  /** The assistant message ended: its text blocks are final. */
+  endAssistantMessage(): void {
+    this.completeText();
+  }
+
+  /** A tool started: adds its `🔧 name …` line. */
+  startTool(toolCallId: string, name: string, now: number): void {
+    this.completeText();
+    const block: Block = { kind: "tool", name, progress: { state: "running" }, startedAt: now };
+    this.tools.set(toolCallId, block);
+    this.blocks.push(block);
+    this.visible = true;
+  }
+
+  /**
+   * A tool finished. `durationMs` defaults to the time since {@link RunDocument.startTool}. Returns false
+   * for an unknown call id.
+   */
+  endTool(toolCallId: string, outcome: { error?: string; durationMs?: number }, now: number): boolean {
+    const block = this.tools.get(toolCallId);
+    if (block === undefined) return false;
+    block.progress =
+      outcome.error === undefined
+        ? { state: "succeeded", durationMs: outcome.durationMs ?? now - block.startedAt }
+        : { state: "failed", error: outcome.error };
+    this.tools.delete(toolCallId);
+    return true;
+  }
+
+  /** Adds a line of its own (a notice, the outcome, the footer). */
+  addLine(markdown: string): void {
+    this.completeText();
+    this.blocks.push({ kind: "line", text: markdown });
+    this.visible = true;
+  }
+
+  /** Content added from now on goes to a new message (only once something is visible; idempotent). */
+  addBreak(): void {
+    this.completeText();
+    if (!this.visible || this.blocks.at(-1)?.kind === "break") return;
+    this.blocks.push({ kind: "break" });
+  }
+
+  /** The Markdown so far. Consecutive progress lines are separated by one newline, blocks by a blank line. */
+  render(): RenderedRun {
+    let markdown = "";
+    let previous: Block["kind"] | undefined;
+    let runningFrom: number | undefined;
+    const breaks: number[] = [];
+    for (const block of this.blocks) {
+      if (block.kind === "break") {
+        breaks.push(markdown.length);
+        previous = undefined;
+        continue;
+      }
+      const text = this.renderBlock(block);
+      if (text === "") continue;
+      if (previous !== undefined) markdown += previous === "tool" && block.kind === "tool" ? "\n" : "\n\n";
+      if (block.kind === "tool" && block.progress.state === "running") runningFrom ??= markdown.length;
+      markdown += text;
+      previous = block.kind;
+    }
+    return { markdown, runningFrom: runningFrom ?? markdown.length, breaks };
+  }
+
+  private renderBlock(block: Exclude<Block, { kind: "break" }>): string {
+    switch (block.kind) {
+      case "text": {
+        if (block.chunks.length > 1) block.chunks = [block.chunks.join("")];
+        const text = (block.chunks[0] ?? "").trim();
+        return block.close === undefined || text === "" ? text : `${text}\n${block.close}`;
+      }
+      case "tool":
+        return formatToolLine(block.name, block.progress);
+      case "line":
+        return block.text;
+    }
+  }
+
+  private textBlock(contentIndex: number): Extract<Block, { kind: "text" }> {
+    let block = this.current.get(contentIndex);
+    if (block === undefined) {
+      block = { kind: "text", chunks: [], complete: false, close: undefined };
+      this.current.set(contentIndex, block);
+      this.blocks.push(block);
+    }
+    return block;
+  }
+
+  private completeText(): void {
+    for (const block of this.current.values()) this.complete(block);
+  }
+
+  private complete(block: Extract<Block, { kind: "text" }>): void {
+    if (block.complete) return;
+    block.complete = true;
+    if (block.chunks.length > 1) block.chunks = [block.chunks.join("")];
+    block.close = unclosedFence((block.chunks[0] ?? "").trim());
+  }
+}

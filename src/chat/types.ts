@@ -1,0 +1,144 @@
+import type { AssistantMessage } from "../agent/index.js";
+
+/** The chat platforms Threadline speaks. */
+export type Platform = "slack" | "discord" | "playground";
+
+/**
+ * Where a conversation lives. One thread is one agent transcript.
+ * Slack: workspace = team id, channel = channel id, thread = root message ts.
+ * Discord: workspace = guild id (or "@me" for DMs), channel = parent channel id, thread = thread channel id.
+ */
+export interface ThreadRef {
+  platform: Platform;
+  workspace: string;
+  channel: string;
+  thread: string;
+}
+
+/** Someone in a chat. `name` is the display name shown to the model. */
+export interface ChatUser {
+  id: string;
+  name: string;
+  isBot?: boolean;
+}
+
+/** A file shared with a message; listed to the agent, not downloaded. */
+export interface Attachment {
+  name: string;
+  url?: string;
+  mimeType?: string;
+  sizeBytes?: number;
+}
+
+/** A user message as the gateway normalizes it from any platform. */
+export interface IncomingMessage {
+  /** Platform message id, unique within the thread; the dedupe key for retries and replays. */
+  id: string;
+  thread: ThreadRef;
+  author: ChatUser;
+  text: string;
+  attachments: Attachment[];
+  /** True when the message mentions the bot (or is a DM to it). */
+  mentionsBot: boolean;
+  /** When the platform says the message was sent (ms since epoch). */
+  sentAt: number;
+}
+
+/** A reaction added to or removed from a message. `emoji` is the configured emoji *name*. */
+export interface ReactionEvent {
+  thread: ThreadRef;
+  messageId: string;
+  user: ChatUser;
+  emoji: string;
+  added: boolean;
+}
+
+/** What an approval button asks for. */
+export type ApprovalDecision = "approve" | "deny" | "always";
+
+/** A click on an approval card's button. */
+export interface ButtonClick {
+  thread: ThreadRef;
+  approvalId: string;
+  decision: ApprovalDecision;
+  user: ChatUser;
+}
+
+/** A message the bot posted. */
+export interface PostedMessage {
+  id: string;
+}
+
+/** Lifecycle of an approval card as shown in the chat. */
+export type ApprovalCardState =
+  | { kind: "pending"; waitingMessages: number }
+  | { kind: "approved"; by: ChatUser; at: number; always: boolean }
+  | { kind: "denied"; by: ChatUser; at: number }
+  | { kind: "expired"; at: number }
+  | { kind: "cancelled"; reason: string };
+
+/** Everything a platform needs to draw an approval card. */
+export interface ApprovalCard {
+  approvalId: string;
+  toolName: string;
+  /** Arguments rendered readably (already truncated with a note when huge). */
+  argumentsText: string;
+  /** Display names (or mentions) of who may decide. */
+  approvers: string[];
+  expiresAt: number;
+  state: ApprovalCardState;
+}
+
+/** Text dialect a platform renders. The renderer converts Markdown into it. */
+export type Dialect = "slack" | "discord" | "markdown";
+
+/** Platform limits the renderer respects. */
+export interface OutboundLimits {
+  /** Longest message text the platform accepts, in characters. */
+  maxMessageChars: number;
+  /** Minimum interval between edits of one message, in ms. */
+  minEditIntervalMs: number;
+  dialect: Dialect;
+}
+
+/**
+ * The few operations a worker needs to show a run in a chat. Implementations are REST clients (no
+ * gateway connection). Every method may reject with a platform error; callers log and carry on.
+ */
+export interface ChatOutbound {
+  readonly limits: OutboundLimits;
+  post(thread: ThreadRef, text: string): Promise<PostedMessage>;
+  /** Replaces the text of a message the bot posted. */
+  edit(thread: ThreadRef, messageId: string, text: string): Promise<void>;
+  delete(thread: ThreadRef, messageId: string): Promise<void>;
+  /** Adds the bot's reaction; adding one that is already there is not an error. */
+  react(thread: ThreadRef, messageId: string, emoji: string): Promise<void>;
+  /** Removes the bot's reaction; removing one that is not there is not an error. */
+  unreact(thread: ThreadRef, messageId: string, emoji: string): Promise<void>;
+  /** Shows (or with `null` clears) a typing / "is thinking…" indicator. */
+  setStatus(thread: ThreadRef, status: string | null): Promise<void>;
+  postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage>;
+  updateApproval(thread: ThreadRef, messageId: string, card: ApprovalCard): Promise<void>;
+  /** A notice only `userId` sees (Slack ephemeral, Discord ephemeral reply); may fall back to a DM. */
+  notify(thread: ThreadRef, userId: string, text: string): Promise<void>;
+}
+
+/** How a run ended, as the chat shows it. */
+export type RunOutcome =
+  | { kind: "completed" }
+  | { kind: "stopped"; by: ChatUser | undefined; reason?: string }
+  | { kind: "budget"; reason: string }
+  | { kind: "failed"; message: string };
+
+/** Figures for the run footer. */
+export interface RunStats {
+  turns: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Present when prices are configured. */
+  cost?: number;
+}
+
+/** The last assistant message's failure, in words for the chat. */
+export type AssistantFailure = Pick<AssistantMessage, "stopReason" | "errorMessage">;

@@ -1,0 +1,70 @@
+import type { QueueMode } from "../agent/index.js";
+import { DEFAULT_REACTIONS, type ReactionNames } from "../chat/index.js";
+
+/** Where a reply to an active run goes by default. */
+export type Disposition = "steer" | "followUp";
+
+/** Limits of one run. */
+export interface RunBudgets {
+  /** Default 50. */
+  maxTurns: number;
+  /** Default 15 minutes. */
+  maxWallMs: number;
+  /** Input + output tokens over the run; unlimited when undefined. */
+  maxTokens?: number;
+}
+
+/** Settings shared by gateway and workers. */
+export interface RunsConfig {
+  /** Key prefix in Redis; default "tl". */
+  prefix: string;
+  defaultDisposition: Disposition;
+  /** Queued messages per thread before new ones are refused; default 20. */
+  queueCap: number;
+  /** When true, a reply in an idle engaged thread needs a mention to start a run; default false. */
+  requireMentionWhenIdle: boolean;
+  /** How long a thread's data lives after its last activity; default 30 days. */
+  retentionMs: number;
+  /** How long a started run waits for a worker before the thread counts as idle again; default 5 min. */
+  startLeaseMs: number;
+  /** Liveness lease of a running worker; default 30 s, renewed every `leaseMs / 3`. */
+  leaseMs: number;
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  /** Default 10 minutes. */
+  approvalTimeoutMs: number;
+  /** User ids that may decide approvals in every thread, besides the run's requester. */
+  approvers: string[];
+  budgets: RunBudgets;
+  /** Emoji names the bot uses to mark messages. */
+  reactions: ReactionNames;
+  /** Show the run footer (turns, tool calls, tokens, cost); default true. */
+  footer: boolean;
+}
+
+export const DEFAULT_RUNS_CONFIG: RunsConfig = {
+  prefix: "tl",
+  defaultDisposition: "steer",
+  queueCap: 20,
+  requireMentionWhenIdle: false,
+  retentionMs: 30 * 24 * 60 * 60 * 1000,
+  startLeaseMs: 5 * 60 * 1000,
+  leaseMs: 30_000,
+  steeringMode: "one-at-a-time",
+  followUpMode: "one-at-a-time",
+  approvalTimeoutMs: 10 * 60 * 1000,
+  approvers: [],
+  budgets: { maxTurns: 50, maxWallMs: 15 * 60 * 1000 },
+  reactions: DEFAULT_REACTIONS,
+  footer: true,
+};
+
+/** Fills defaults (nested budgets included). */
+export function runsConfig(overrides: Partial<RunsConfig> = {}): RunsConfig {
+  return {
+    ...DEFAULT_RUNS_CONFIG,
+    ...overrides,
+    budgets: { ...DEFAULT_RUNS_CONFIG.budgets, ...overrides.budgets },
+    reactions: { ...DEFAULT_REACTIONS, ...overrides.reactions },
+  };
+}

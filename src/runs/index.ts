@@ -1,0 +1,31 @@
+/**
+ * Runs on Redis and BullMQ: intake (gateway side), the run processor (worker side), approvals, abort,
+ * and the thread store. Every per-thread decision is one atomic script on the thread's hash-tagged keys.
+ */
+export { type ApprovalVerdict, verdictReason } from "./approvals.js";
+export { type BusEvent, EventBus } from "./bus.js";
+export {
+  DEFAULT_RUNS_CONFIG,
+  type Disposition,
+  type RunBudgets,
+  type RunsConfig,
+  runsConfig,
+} from "./config.js";
+export { type DecideResult, Intake, isStopCommand, type SubmitResult } from "./intake.js";
+export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } from "./keys.js";
+export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
+export { createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
+export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
+export {
+  type AgentSetup,
+  type ApprovalPolicy,
+  type OutboundResolver,
+  type RunLogger,
+  type RunTool,
+  SILENT_LOGGER,
+  type ToolRunContext,
+} from "./setup.js";
+export { type ThreadMeta, ThreadStore } from "./thread-store.js";
+export { approvalIdFor } from "./tool-approval.js";
+export { type ChatUserMessage, toUserMessage } from "./user-message.js";
+export { type RunWorkerHandle, type RunWorkerOptions, startRunWorker } from "./worker.js";

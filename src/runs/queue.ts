@@ -1,0 +1,49 @@
+import { type DefaultJobOptions, type Processor, Queue, Worker, type WorkerOptions } from "bullmq";
+import type { Redis } from "ioredis";
+import { queuePrefix, RUN_QUEUE } from "./keys.js";
+
+/** The BullMQ queue of runs. */
+export type RunQueue = Queue<RunJobData, void, string>;
+
+/** A run job: which thread, and which run (the job id). */
+export interface RunJobData {
+  threadId: string;
+  runId: string;
+}
+
+/** Job options: transient failures (Redis hiccup, chat API outage) are retried with backoff. */
+const JOB_DEFAULTS: DefaultJobOptions = {
+  attempts: 5,
+  backoff: { type: "exponential", delay: 1000 },
+  removeOnComplete: { count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/** The queue the gateway adds runs to. `connection` must allow blocking commands (BullMQ's own requirement). */
+export function createRunQueue(connection: Redis, prefix: string): RunQueue {
+  return new Queue<RunJobData, void, string>(RUN_QUEUE, {
+    connection,
+    prefix: queuePrefix(prefix),
+    defaultJobOptions: JOB_DEFAULTS,
+  });
+}
+
+/** Processes run jobs. A stalled job (its worker died) is picked up again and resumes from the transcript. */
+export function createRunWorker(
+  connection: Redis,
+  prefix: string,
+  processor: Processor<RunJobData, void, string>,
+  options: Partial<
+    Pick<WorkerOptions, "concurrency" | "lockDuration" | "stalledInterval" | "maxStalledCount" | "autorun">
+  > = {},
+): Worker<RunJobData, void, string> {
+  return new Worker<RunJobData, void, string>(RUN_QUEUE, processor, {
+    connection,
+    prefix: queuePrefix(prefix),
+    concurrency: options.concurrency ?? 50,
+    lockDuration: options.lockDuration ?? 30_000,
+    stalledInterval: options.stalledInterval ?? 15_000,
+    maxStalledCount: options.maxStalledCount ?? 5,
+    autorun: options.autorun ?? true,
+  });
+}

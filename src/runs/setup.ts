@@ -1,0 +1,54 @@
+import type {
+  AgentLoopConfig,
+  AgentMessage,
+  AnyAgentTool,
+  Message,
+  Model,
+  StreamFn,
+  StreamOptions,
+  ToolExecutionMode,
+} from "../agent/index.js";
+import type { ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
+
+/** Who may be asked before a tool runs: never, always ("ask"), or decided per call. */
+export type ApprovalPolicy =
+  | "never"
+  | "ask"
+  | ((args: Record<string, unknown>, ctx: ToolRunContext) => "never" | "ask" | Promise<"never" | "ask">);
+
+/** An agent tool with an approval policy (default "never"). */
+export type RunTool = AnyAgentTool & { approval?: ApprovalPolicy };
+
+/** What a run knows when it builds tools and evaluates policies. */
+export interface ToolRunContext {
+  thread: ThreadRef;
+  threadId: string;
+  runId: string;
+  /** The user whose message started the run. */
+  requester: ChatUser;
+}
+
+/** How workers build the agent of a run. */
+export interface AgentSetup {
+  model: Model;
+  streamFn: StreamFn;
+  convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+  systemPrompt: string | ((ctx: ToolRunContext) => string);
+  tools: RunTool[] | ((ctx: ToolRunContext) => RunTool[]);
+  transformContext?: AgentLoopConfig["transformContext"];
+  /** Options spread into every model request (temperature, maxTokens, headers…). */
+  streamOptions?: Omit<StreamOptions, "signal">;
+  toolExecution?: ToolExecutionMode;
+}
+
+/** Structured log sink (pino-compatible). */
+export interface RunLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export const SILENT_LOGGER: RunLogger = { info() {}, warn() {}, error() {} };
+
+/** Picks the chat client for a thread's platform. */
+export type OutboundResolver = (thread: ThreadRef) => ChatOutbound;

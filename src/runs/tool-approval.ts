@@ -1,0 +1,63 @@
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
+import type { AgentLoopConfig, AgentMessage } from "../agent/index.js";
+import { renderArguments } from "../chat/index.js";
+import { type ApprovalGate, verdictReason } from "./approvals.js";
+import type { ThreadKeys } from "./keys.js";
+import type { RunTool, ToolRunContext } from "./setup.js";
+import type { ThreadStore } from "./thread-store.js";
+
+/** Longest argument rendering shown on a card. */
+const CARD_ARGUMENTS_CHARS = 2500;
+
+/**
+ * The approval id of a tool call: stable across worker restarts (the assistant message's position in the
+ * transcript plus the call id), safe in keys and button payloads.
+ */
+export function approvalIdFor(assistantIndex: number, toolCallId: string): string {
+  return `${assistantIndex}-${createHash("sha1").update(toolCallId).digest("hex").slice(0, 12)}`;
+}
+
+export interface ToolApprovalOptions {
+  tools: RunTool[];
+  ctx: ToolRunContext;
+  gate: ApprovalGate;
+  /** The run's live transcript (the assistant message is in it when its calls are prepared). */
+  transcript: AgentMessage[];
+  store: ThreadStore;
+  redis: Redis;
+  keys: ThreadKeys;
+}
+
+/**
+ * A `beforeToolCall` that applies each tool's approval policy: "never" runs, "ask" waits for a decision
+ * (unless the thread always allows the tool); a denial, timeout or abort blocks the call with a reason
+ * the model can read.
+ */
+export function createToolApproval(
+  options: ToolApprovalOptions,
+): NonNullable<AgentLoopConfig["beforeToolCall"]> {
+  const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
+  return async ({ assistantMessage, toolCall, args }, signal) => {
+    const tool = byName.get(toolCall.name);
+    const policy = tool?.approval ?? "never";
+    const needed = typeof policy === "function" ? await policy(args, options.ctx) : policy;
+    if (needed === "never") return undefined;
+    if ((await options.store.allowedTools(options.ctx.threadId)).has(toolCall.name)) return undefined;
+    const approvalId = approvalIdFor(options.transcript.lastIndexOf(assistantMessage), toolCall.id);
+    const waiting = await options.redis.llen(options.keys.inbox);
+    const verdict = await options.gate.request(
+      {
+        approvalId,
+        toolCallId: toolCall.id,
+        toolName: toolCall.name,
+        argumentsText: renderArguments(toolCall.arguments, CARD_ARGUMENTS_CHARS),
+        requester: options.ctx.requester,
+        signal,
+      },
+      waiting,
+    );
+    const reason = verdictReason(verdict);
+    return reason === undefined ? undefined : { block: true, reason };
+  };
+}

@@ -1,0 +1,58 @@
+import type { Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { EventBus } from "./bus.js";
+import type { RunsConfig } from "./config.js";
+import { createRunProcessor } from "./processor.js";
+import { createRunWorker, type RunJobData } from "./queue.js";
+import type { AgentSetup, OutboundResolver, RunLogger } from "./setup.js";
+
+export interface RunWorkerOptions {
+  /** Connection for ordinary commands and scripts. */
+  redis: Redis;
+  /** Separate connection for BullMQ's blocking commands (`maxRetriesPerRequest: null`). */
+  bullConnection: Redis;
+  config: RunsConfig;
+  outbound: OutboundResolver;
+  agent: AgentSetup;
+  /** Runs held at once by this process; default 50. */
+  concurrency?: number;
+  log?: RunLogger;
+  /** BullMQ tuning (tests shorten these to exercise stalled-job recovery). */
+  lockDuration?: number;
+  stalledInterval?: number;
+}
+
+/** A running worker process part: BullMQ worker + event bus. */
+export interface RunWorkerHandle {
+  worker: Worker<RunJobData, void, string>;
+  bus: EventBus;
+  /** Stops taking jobs, waits for running ones (BullMQ semantics), closes the bus. */
+  close(force?: boolean): Promise<void>;
+}
+
+/** Starts processing runs. Resolves once the event bus is subscribed (so no abort or decision is missed). */
+export async function startRunWorker(options: RunWorkerOptions): Promise<RunWorkerHandle> {
+  const bus = EventBus.forPrefix(options.redis, options.config.prefix);
+  await bus.start();
+  const processor = createRunProcessor({
+    redis: options.redis,
+    bus,
+    config: options.config,
+    outbound: options.outbound,
+    agent: options.agent,
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const tuning: Parameters<typeof createRunWorker>[3] = {};
+  if (options.concurrency !== undefined) tuning.concurrency = options.concurrency;
+  if (options.lockDuration !== undefined) tuning.lockDuration = options.lockDuration;
+  if (options.stalledInterval !== undefined) tuning.stalledInterval = options.stalledInterval;
+  const worker = createRunWorker(options.bullConnection, options.config.prefix, processor, tuning);
+  return {
+    worker,
+    bus,
+    async close(force = false) {
+      await worker.close(force);
+      await bus.close();
+    },
+  };
+}
