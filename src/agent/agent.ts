@@ -1,3 +1,4 @@
+import { defaultConvertToLlm } from "./convert.js";
 import { failureMessage, runAgentLoop, runAgentLoopContinue } from "./loop.js";
 import type {
   AfterToolCallContext,
@@ -80,13 +81,6 @@ export const UNKNOWN_MODEL: Model = {
   maxTokens: 0,
 };
 
-const LLM_ROLES = new Set(["user", "assistant", "toolResult"]);
-
-/** Keeps the messages the model understands. */
-export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
-  return messages.filter((message) => LLM_ROLES.has((message as { role: string }).role)) as Message[];
-}
-
 /** A queued message; `inFlight` once a drain handed it to the loop, removed at its `message_end`. */
 interface QueueEntry {
   message: AgentMessage;
@@ -102,7 +96,8 @@ export class AgentState {
   private messageList: AgentMessage[];
   /** @internal */ streaming = false;
   /** @internal */ partial: AgentMessage | undefined;
-  /** @internal */ pending: ReadonlySet<string> = new Set();
+  /** @internal */ pending: Set<string> = new Set();
+  /** @internal The current set was handed out: copy before the next change. */ pendingShared = false;
   /** @internal */ error: string | undefined;
 
   constructor(initial: AgentInitialState = {}) {
@@ -134,7 +129,9 @@ export class AgentState {
   get streamingMessage(): AgentMessage | undefined {
     return this.partial;
   }
+  /** Ids of tool calls between start and end. A new set after each change (a returned set never changes). */
   get pendingToolCalls(): ReadonlySet<string> {
+    this.pendingShared = true;
     return this.pending;
   }
   get errorMessage(): string | undefined {
@@ -162,7 +159,8 @@ export class Agent {
   sessionId: string | undefined;
   streamOptions: Omit<StreamOptions, "signal" | "reasoning">;
 
-  private readonly listeners: AgentListener[] = [];
+  /** Replaced (never mutated) on subscribe/unsubscribe, so emitting needs no copy. */
+  private listeners: readonly AgentListener[] = [];
   private steeringQueue: QueueEntry[] = [];
   private followUpQueue: QueueEntry[] = [];
   private controller: AbortController | undefined;
@@ -187,10 +185,10 @@ export class Agent {
 
   /** Adds a listener; returns a function that removes it. */
   subscribe(listener: AgentListener): () => void {
-    this.listeners.push(listener);
+    this.listeners = [...this.listeners, listener];
     return () => {
       const index = this.listeners.indexOf(listener);
-      if (index >= 0) this.listeners.splice(index, 1);
+      if (index >= 0) this.listeners = this.listeners.filter((_, i) => i !== index);
     };
   }
 
@@ -323,6 +321,7 @@ export class Agent {
   }
 
   private settleInjected(message: AgentMessage): void {
+    if (this.steeringQueue.length === 0 && this.followUpQueue.length === 0) return;
     for (const queue of [this.steeringQueue, this.followUpQueue]) {
       const index = queue.findIndex((entry) => entry.inFlight && entry.message === message);
       if (index >= 0) {
@@ -414,6 +413,16 @@ export class Agent {
     await emit({ type: "agent_end", messages: [message] });
   }
 
+  /** The pending set, copied first if a reader holds the current one (so handed-out sets never change). */
+  private writablePending(): Set<string> {
+    const state = this.state;
+    if (state.pendingShared) {
+      state.pending = new Set(state.pending);
+      state.pendingShared = false;
+    }
+    return state.pending;
+  }
+
   /** Reduces an event into state, then awaits the listeners in order. */
   private async process(event: AgentEvent, signal: AbortSignal): Promise<void> {
     const state = this.state;
@@ -427,18 +436,12 @@ export class Agent {
         state.messages.push(event.message);
         this.settleInjected(event.message);
         break;
-      case "tool_execution_start": {
-        const pending = new Set(state.pending);
-        pending.add(event.toolCallId);
-        state.pending = pending;
+      case "tool_execution_start":
+        this.writablePending().add(event.toolCallId);
         break;
-      }
-      case "tool_execution_end": {
-        const pending = new Set(state.pending);
-        pending.delete(event.toolCallId);
-        state.pending = pending;
+      case "tool_execution_end":
+        this.writablePending().delete(event.toolCallId);
         break;
-      }
       case "turn_end":
         if (event.message.errorMessage) state.error = event.message.errorMessage;
         break;
@@ -448,6 +451,7 @@ export class Agent {
       default:
         break;
     }
-    for (const listener of this.listeners.slice()) await listener(event, signal);
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) await listeners[i]!(event, signal);
   }
 }

@@ -8,10 +8,10 @@ export {
   type AgentListener,
   type AgentOptions,
   AgentState,
-  defaultConvertToLlm,
   type QueueMode,
   UNKNOWN_MODEL,
 } from "./agent.js";
+export { defaultConvertToLlm, IncrementalConverter } from "./convert.js";
 export { createAssistantMessageEventStream, EventStream, type EventStreamOptions } from "./event-stream.js";
 export {
   ABORTED_REQUEST_TEXT,

@@ -1,3 +1,4 @@
+import { defaultConvertToLlm, IncrementalConverter } from "./convert.js";
 import { EventStream } from "./event-stream.js";
 import { runToolBatch } from "./tool-calls.js";
 import type {
@@ -8,6 +9,7 @@ import type {
   AgentMessage,
   AssistantMessage,
   LlmContext,
+  Message,
   Model,
   StreamFn,
   ToolCall,
@@ -153,6 +155,8 @@ class LoopRun {
   readonly newMessages: AgentMessage[] = [];
   private readonly config: AgentLoopConfig;
   private inTurn = false;
+  /** Converts only new messages per turn when the default converter is used (flat per-turn cost). */
+  private readonly converter = new IncrementalConverter();
   /** True while a streaming partial sits at the end of the working transcript. */
   private partialInContext = false;
 
@@ -303,10 +307,15 @@ class LoopRun {
     const messages = this.context.messages;
     if (this.signal?.aborted) return this.synthesizeAbortedResponse();
     const config = this.config;
-    const transformed = config.transformContext
-      ? await config.transformContext(messages, this.signal)
-      : messages;
-    const llmMessages = await config.convertToLlm(transformed);
+    let llmMessages: Message[];
+    if (config.convertToLlm === defaultConvertToLlm && !config.transformContext) {
+      llmMessages = this.converter.convert(messages);
+    } else {
+      const transformed = config.transformContext
+        ? await config.transformContext(messages, this.signal)
+        : messages;
+      llmMessages = await config.convertToLlm(transformed);
+    }
     const request: LlmContext = { systemPrompt: this.context.systemPrompt, messages: llmMessages };
     if (this.context.tools) request.tools = this.context.tools;
     const apiKey =

@@ -178,7 +178,7 @@ function toolResultMessage(outcome: FinalizedToolCall): ToolResultMessage {
   return message;
 }
 
-async function emitEnd(input: ToolBatchInput, outcome: FinalizedToolCall): Promise<void> {
+function emitEnd(input: ToolBatchInput, outcome: FinalizedToolCall): void | Promise<void> {
   const event: Parameters<AgentEventSink>[0] = {
     type: "tool_execution_end",
     toolCallId: outcome.toolCall.id,
@@ -187,11 +187,11 @@ async function emitEnd(input: ToolBatchInput, outcome: FinalizedToolCall): Promi
     isError: outcome.isError,
   };
   if (outcome.durationMs !== undefined) event.durationMs = outcome.durationMs;
-  await input.emit(event);
+  return input.emit(event);
 }
 
-async function emitStart(input: ToolBatchInput, toolCall: ToolCall): Promise<void> {
-  await input.emit({
+function emitStart(input: ToolBatchInput, toolCall: ToolCall): void | Promise<void> {
+  return input.emit({
     type: "tool_execution_start",
     toolCallId: toolCall.id,
     toolName: toolCall.name,

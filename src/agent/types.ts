@@ -165,6 +165,9 @@ export type AssistantMessageEventStream = EventStream<AssistantMessageEvent, Ass
 /**
  * Calls a model. Must never throw or reject: failures are encoded as a final `error` event whose
  * message has `stopReason: "error" | "aborted"` and an `errorMessage`.
+ *
+ * `context.messages` may be an array the loop keeps appending to on later turns: read or copy it during
+ * the request; do not keep it.
  */
 export type StreamFn = (
   model: Model,
