@@ -3,6 +3,7 @@
  * adapter implements, an in-memory outbound, and the rendering of runs (streamed replies, progress lines,
  * approval-card text, Markdown dialects, message splitting).
  */
+export type * from "./inbound.js";
 export * from "./memory-outbound.js";
 export * from "./reactions.js";
 export { approvalCardText, renderArguments } from "./render/approval-text.js";

@@ -2,17 +2,21 @@ import { approvalCardText } from "./render/approval-text.js";
 import { threadId } from "./thread-ref.js";
 import type { ApprovalCard, ChatOutbound, OutboundLimits, PostedMessage, ThreadRef } from "./types.js";
 
-/** The {@link ChatOutbound} methods, as recorded by {@link MemoryOutbound}. */
-export type OutboundOperation =
-  | "post"
-  | "edit"
-  | "delete"
-  | "react"
-  | "unreact"
-  | "setStatus"
-  | "postApproval"
-  | "updateApproval"
-  | "notify";
+/** The {@link ChatOutbound} methods, in declaration order. */
+export const OUTBOUND_OPERATIONS = [
+  "post",
+  "edit",
+  "delete",
+  "react",
+  "unreact",
+  "setStatus",
+  "postApproval",
+  "updateApproval",
+  "notify",
+] as const;
+
+/** A {@link ChatOutbound} method, as recorded by {@link MemoryOutbound}. */
+export type OutboundOperation = (typeof OUTBOUND_OPERATIONS)[number];
 
 /** One outbound call as {@link MemoryOutbound} recorded it. Only the fields the call has are present. */
 export interface RecordedOperation {
@@ -104,17 +108,10 @@ export class MemoryOutbound implements ChatOutbound {
   /** Every call in the order it was applied (empty when `recordOps` is off). */
   readonly ops: RecordedOperation[] = [];
   /** Number of applied calls per operation (also counted when `recordOps` is off). */
-  readonly counts: Record<OutboundOperation, number> = {
-    post: 0,
-    edit: 0,
-    delete: 0,
-    react: 0,
-    unreact: 0,
-    setStatus: 0,
-    postApproval: 0,
-    updateApproval: 0,
-    notify: 0,
-  };
+  readonly counts = Object.fromEntries(OUTBOUND_OPERATIONS.map((op) => [op, 0])) as Record<
+    OutboundOperation,
+    number
+  >;
   /**
    * The most calls on one message that were ever in flight at once (from call until its promise
    * settles). A caller that serializes per message keeps this at 1.
@@ -407,7 +404,8 @@ export class MemoryOutbound implements ChatOutbound {
   private anyMessage(op: OutboundOperation, key: string, messageId: string): MemoryMessage {
     const message = this.byId.get(messageId);
     if (message === undefined) return this.create(key, "external", "", messageId);
-    if (message.thread !== key || message.deleted) throw new MemoryOutboundError(op, "message_not_found", key);
+    if (message.thread !== key || message.deleted)
+      throw new MemoryOutboundError(op, "message_not_found", key);
     return message;
   }
 }

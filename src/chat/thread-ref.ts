@@ -14,7 +14,13 @@ export function threadId(ref: ThreadRef): string {
 export function parseThreadId(id: string): ThreadRef {
   const parts = id.split(":");
   if (parts.length !== 4) throw new Error(`Malformed thread id "${id}": expected 4 parts`);
-  const [platform, workspace, channel, thread] = parts.map(decodeURIComponent) as [string, string, string, string];
-  if (!PLATFORMS.includes(platform as Platform)) throw new Error(`Malformed thread id "${id}": unknown platform`);
+  const [platform, workspace, channel, thread] = parts.map(decodeURIComponent) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  if (!PLATFORMS.includes(platform as Platform))
+    throw new Error(`Malformed thread id "${id}": unknown platform`);
   return { platform: platform as Platform, workspace, channel, thread };
 }

@@ -42,6 +42,19 @@ export interface IncomingMessage {
   mentionsBot: boolean;
   /** When the platform says the message was sent (ms since epoch). */
   sentAt: number;
+  /**
+   * Earlier messages of the thread that the bot has not seen, oldest first (a mention inside an existing
+   * thread). They reach the model once, as context before `text`, in the message that carries them.
+   */
+  history?: HistoryMessage[];
+}
+
+/** An earlier message of a thread, given to the agent as context. */
+export interface HistoryMessage {
+  author: ChatUser;
+  text: string;
+  /** ms since epoch. */
+  sentAt: number;
 }
 
 /** A reaction added to or removed from a message. `emoji` is the configured emoji *name*. */
@@ -94,11 +107,16 @@ export type Dialect = "slack" | "discord" | "markdown";
 
 /** Platform limits the renderer respects. */
 export interface OutboundLimits {
-  /** Longest message text the platform accepts, in characters. */
+  /** Longest message text the platform accepts, in characters (or in the unit of `measure`). */
   maxMessageChars: number;
   /** Minimum interval between edits of one message, in ms. */
   minEditIntervalMs: number;
   dialect: Dialect;
+  /**
+   * How the platform measures a message against `maxMessageChars` (Slack: UTF-8 bytes). Default: the
+   * UTF-16 length. The renderer shrinks its split budget until every part measures within the limit.
+   */
+  measure?: (text: string) => number;
 }
 
 /**

@@ -11,11 +11,13 @@ export {
   type RunsConfig,
   runsConfig,
 } from "./config.js";
+export { createGateway, type GatewayOptions } from "./gateway.js";
 export { type DecideResult, Intake, isStopCommand, type SubmitResult } from "./intake.js";
 export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } from "./keys.js";
 export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
 export { createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
 export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
+export { type ScriptedRedis, type ScriptName, SCRIPTS, threadKeyList, withScripts } from "./scripts.js";
 export {
   type AgentSetup,
   type ApprovalPolicy,

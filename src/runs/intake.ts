@@ -160,6 +160,31 @@ export class Intake {
     return (await this.scripts.redis.hget(keys.state, messageId)) ?? undefined;
   }
 
+  /** The platform user id of a queued (or delivered) message's author, if known. */
+  async messageAuthor(thread: ThreadRef, messageId: string): Promise<string | undefined> {
+    const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
+    const body = await this.scripts.redis.hget(keys.body, messageId);
+    if (!body) return undefined;
+    try {
+      return (JSON.parse(body) as { authorId?: string }).authorId;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** True for the requester of the thread's latest run and the configured approvers. */
+  async mayControl(thread: ThreadRef, userId: string): Promise<boolean> {
+    if (this.config.approvers.includes(userId)) return true;
+    const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
+    const requester = await this.scripts.redis.hget(keys.meta, "requester");
+    if (!requester) return false;
+    try {
+      return (JSON.parse(requester) as ChatUser).id === userId;
+    } catch {
+      return false;
+    }
+  }
+
   /** The active run of a thread, if any. */
   async activeRun(thread: ThreadRef): Promise<string | undefined> {
     const keys = threadKeys(this.config.prefix, encodeThreadId(thread));

@@ -63,6 +63,10 @@ export function zeroUsage(): Usage {
  */
 export class ScriptedModel {
   readonly requests: RecordedRequest[] = [];
+  /** Answers requests once the script is exhausted (default: a "(script exhausted)" text). */
+  fallback: ((request: RecordedRequest) => ScriptedResponse) | undefined;
+  /** Keep a deep copy of every request in `requests`. Default `true`; long race tests turn it off. */
+  recordRequests = true;
   private readonly script: (ScriptedResponse | ((request: RecordedRequest) => ScriptedResponse))[];
 
   constructor(script: (ScriptedResponse | ((request: RecordedRequest) => ScriptedResponse))[]) {
@@ -78,12 +82,12 @@ export class ScriptedModel {
     const request: RecordedRequest = {
       model,
       systemPrompt: context.systemPrompt,
-      messages: structuredClone(context.messages),
+      messages: this.recordRequests ? structuredClone(context.messages) : context.messages,
       toolNames: (context.tools ?? []).map((tool) => tool.name),
       options: { ...options },
     };
-    this.requests.push(request);
-    const next = this.script.shift() ?? { text: "(script exhausted)" };
+    if (this.recordRequests) this.requests.push(request);
+    const next = this.script.shift() ?? this.fallback ?? { text: "(script exhausted)" };
     const response = typeof next === "function" ? next(request) : next;
     const stream = createAssistantMessageEventStream();
     void play(stream, model, response, options.signal);

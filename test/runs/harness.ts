@@ -9,6 +9,7 @@ import {
   threadId,
 } from "../../src/chat/index.js";
 import {
+  type AgentSetup,
   createRunQueue,
   Intake,
   type RunQueue,
@@ -96,6 +97,13 @@ export interface HarnessOptions {
   config?: Partial<RunsConfig>;
   workers?: number;
   concurrency?: number;
+  /** Replaces parts of the default agent setup (scripted model, test system prompt, `tools`). */
+  agent?: Partial<AgentSetup>;
+  /**
+   * Give every worker its own Redis connection instead of sharing the intake's, as separate gateway and
+   * worker processes have (their commands then interleave in Redis, not in one client pipeline).
+   */
+  separateConnections?: boolean;
 }
 
 /** A gateway-side Intake and N in-process workers on a real Redis, with a scripted model and a memory chat. */
@@ -127,6 +135,12 @@ export class RunsHarness {
     return connection;
   }
 
+  private extra(): Redis {
+    const connection = connect();
+    this.bullConnections.push(connection);
+    return connection;
+  }
+
   async start(): Promise<this> {
     await requireRedis(this.redis);
     for (let i = 0; i < (this.options.workers ?? 1); i++) await this.addWorker();
@@ -135,7 +149,7 @@ export class RunsHarness {
 
   async addWorker(): Promise<RunWorkerHandle> {
     const handle = await startRunWorker({
-      redis: this.redis,
+      redis: this.options.separateConnections ? this.extra() : this.redis,
       bullConnection: this.bull(),
       config: this.config,
       outbound: () => this.chat,
@@ -145,6 +159,7 @@ export class RunsHarness {
         convertToLlm: defaultConvertToLlm,
         systemPrompt: "You are a test bot.",
         tools: this.options.tools ?? [],
+        ...this.options.agent,
       },
       concurrency: this.options.concurrency ?? 10,
     });
@@ -216,6 +231,20 @@ export class RunsHarness {
 
   async isActive(thread: ThreadRef): Promise<boolean> {
     return (await this.redis.exists(this.keys(thread).lease)) === 1;
+  }
+
+  /**
+   * Polls until no run job is waiting, active or delayed and none of `threads` holds a lease (nothing is
+   * left to happen once no more messages arrive). Bounded by the test's timeout.
+   */
+  async quiescent(threads: ThreadRef[]): Promise<void> {
+    for (;;) {
+      const counts = await this.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused");
+      const jobs = Object.values(counts).reduce((sum, n) => sum + n, 0);
+      const leases = threads.length === 0 ? 0 : await this.redis.exists(...threads.map((t) => this.keys(t).lease));
+      if (jobs === 0 && leases === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   async close(): Promise<void> {

@@ -86,7 +86,8 @@ function safeSlice(text: string, length: number): string {
  * The plain-text fallback of an approval card in `dialect` (Slack mrkdwn, or Markdown for Discord and
  * the playground): the tool, its arguments in a code block, who may decide and when it expires while
  * pending, or the decision with who made it and when. Slack and Discord get native timestamps that
- * render in the reader's time zone; Markdown gets UTC. Never throws.
+ * render in the reader's time zone; Markdown gets UTC. `card.approvers` are inserted verbatim (so
+ * platform mentions such as `<@U123>` work); names of deciders are escaped. Never throws.
  */
 export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
   const text = (value: string) => (dialect === "slack" ? escapeSlack(value) : escapeMarkdown(value));
@@ -116,7 +117,9 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
       );
       break;
     case "denied":
-      lines.push(`❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`);
+      lines.push(
+        `❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`,
+      );
       break;
     case "expired":
       lines.push(`⌛ ${bold("Denied")}: approval timed out, ${timestamp(state.at, dialect, "absolute")}`);

@@ -1,4 +1,4 @@
-import { slackifyMarkdown } from "slackify-markdown";
+import slackifyMarkdown from "slackify-markdown";
 import type { Dialect } from "../types.js";
 import { type MarkdownLine, scanMarkdownLines } from "./markdown-lines.js";
 
@@ -129,7 +129,9 @@ function tableLines(header: string, rows: string[]): string[] {
   const names = tableCells(header);
   const out: string[] = [];
   if (names.some((name) => name !== "")) {
-    out.push(names.map((name) => (name === "" ? "" : `${ZERO_WIDTH_SPACE}*${name}*${ZERO_WIDTH_SPACE}`)).join(" · "));
+    out.push(
+      names.map((name) => (name === "" ? "" : `${ZERO_WIDTH_SPACE}*${name}*${ZERO_WIDTH_SPACE}`)).join(" · "),
+    );
   }
   for (const row of rows) out.push(`• ${tableCells(row).join(" · ")}`);
   return out;

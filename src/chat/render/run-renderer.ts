@@ -32,9 +32,10 @@ export interface RunRendererOptions {
 /** Shows one run in a chat thread. */
 export interface RunRenderer {
   /**
-   * Feeds one agent event. Synchronous, cheap (O(1) per text delta; rendering, splitting and dialect
-   * conversion happen at flush time, at most once per `limits.minEditIntervalMs`), never throws.
-   * Events after {@link RunRenderer.finish} are ignored.
+   * Feeds one agent event, in the order the agent emitted them. Synchronous and cheap (O(1) per text
+   * delta; rendering, splitting and dialect conversion happen at flush time, at most once per
+   * `limits.minEditIntervalMs`); outbound failures never surface here. Events after
+   * {@link RunRenderer.finish} are ignored.
    */
   handle(event: AgentEvent): void;
   /**
@@ -78,6 +79,7 @@ class Renderer {
   private readonly footer: boolean;
   private readonly onError: (err: unknown, operation: RenderOperation) => void;
   private readonly maxChars: number;
+  private readonly measure: (text: string) => number;
   private readonly converter: DialectConverter;
   private readonly document = new RunDocument();
   private readonly messages: ReplyMessages;
@@ -104,6 +106,7 @@ class Renderer {
     this.onError = options.onError ?? (() => {});
     const limits = options.outbound.limits;
     this.maxChars = Math.max(MIN_SPLIT_CHARS, limits.maxMessageChars);
+    this.measure = limits.measure ?? ((text) => text.length);
     this.converter = createDialectConverter(limits.dialect);
     this.messages = new ReplyMessages({
       outbound: this.outbound,
@@ -250,7 +253,7 @@ class Renderer {
         end: piece.end,
         nextReopen: plan[index + 1]?.reopen,
       }));
-      const longest = Math.max(...pieces.map((piece) => piece.text.length));
+      const longest = Math.max(...pieces.map((piece) => this.measure(piece.text)));
       if (longest <= this.maxChars || budget <= MIN_SPLIT_CHARS) {
         return pieces
           .filter((piece) => piece.text !== "")

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from "commander";
+import "dotenv/config";
+import { Redis } from "ioredis";
+import { ConfigError, type Env, parseEnv } from "../config/index.js";
+import { startGatewayProcess } from "./gateway.js";
+import { createLogger } from "./logger.js";
+import { createPlatforms } from "./platforms.js";
+import { startWorkerProcess } from "./worker.js";
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("must be a whole number greater than 0");
+  return n;
+}
+
+function loadEnv(): Env {
+  try {
+    return parseEnv();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+type Closable = { close(): Promise<void> };
+
+/** Closes everything once on SIGTERM/SIGINT. */
+function closeOnSignals(parts: Closable[], log: ReturnType<typeof createLogger>): void {
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, "shutting down");
+    for (const part of parts) {
+      try {
+        await part.close();
+      } catch (err) {
+        log.error({ err }, "error while shutting down");
+      }
+    }
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: number): Promise<void> {
+  const env = loadEnv();
+  const log = createLogger(env.LOG_LEVEL, { pid: process.pid });
+  const parts: Closable[] = [];
+  const redis = new Redis(env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 3 });
+  if (roles.worker) {
+    const platforms = createPlatforms({ env, redis, log, role: "worker" });
+    const options: Parameters<typeof startWorkerProcess>[0] = { env, log, platforms };
+    if (concurrency !== undefined) options.concurrency = concurrency;
+    parts.push(await startWorkerProcess(options));
+  }
+  if (roles.gateway) {
+    const platforms = createPlatforms({ env, redis, log, role: "gateway" });
+    if (platforms.length === 0)
+      log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
+    parts.push(await startGatewayProcess({ env, log, platforms }));
+  }
+  parts.push({ close: async () => void redis.disconnect() });
+  closeOnSignals(parts, log);
+}
+
+const program = new Command()
+  .name("threadline")
+  .description("Every chat thread becomes a tool-using AI agent you can steer while it works.");
+
+program
+  .command("start", { isDefault: true })
+  .description("gateway and worker in one process")
+  .action(() => run({ gateway: true, worker: true }));
+program
+  .command("gateway")
+  .description("receive Slack/Discord events and start runs (no agents run here)")
+  .action(() => run({ gateway: true, worker: false }));
+program
+  .command("worker")
+  .description("execute runs from the queue")
+  .option("-c, --concurrency <n>", "runs held at once", positiveInt)
+  .action((options: { concurrency?: number }) => run({ gateway: false, worker: true }, options.concurrency));
+
+await program.parseAsync();

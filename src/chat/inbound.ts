@@ -1,0 +1,40 @@
+import type {
+  ButtonClick,
+  ChatOutbound,
+  IncomingMessage,
+  Platform,
+  ReactionEvent,
+  ThreadRef,
+} from "./types.js";
+
+/** What the clicker of an approval button is told (privately), if anything. */
+export type ButtonReply = { kind: "none" } | { kind: "notice"; text: string };
+
+/**
+ * What a platform adapter's receiving side calls for each normalized event. Implemented by the gateway
+ * (`src/runs`); adapters never decide anything themselves. Every method resolves when the event was
+ * handled (adapters ack platform events before calling it, so slowness here never causes retries).
+ */
+export interface ChatInbound {
+  /** A new user message: a mention, a DM, or a reply in a thread. */
+  message(message: IncomingMessage): Promise<void>;
+  /** The author edited a message (text replaced). */
+  messageEdited(message: IncomingMessage): Promise<void>;
+  /** The author deleted a message. */
+  messageDeleted(thread: ThreadRef, messageId: string): Promise<void>;
+  /** A reaction was added (or removed) on a message. */
+  reaction(event: ReactionEvent): Promise<void>;
+  /** An approval button was clicked. */
+  button(click: ButtonClick): Promise<ButtonReply>;
+}
+
+/**
+ * A platform adapter as the composition root sees it. Workers only use `outbound` (REST); the gateway also
+ * calls `start` to receive events. `stop` closes connections and servers; idempotent.
+ */
+export interface ChatPlatform {
+  readonly platform: Platform;
+  readonly outbound: ChatOutbound;
+  start(inbound: ChatInbound): Promise<void>;
+  stop(): Promise<void>;
+}

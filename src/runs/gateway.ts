@@ -1,0 +1,132 @@
+import type {
+  ButtonClick,
+  ButtonReply,
+  ChatInbound,
+  ChatOutbound,
+  IncomingMessage,
+  ReactionEvent,
+  ThreadRef,
+} from "../chat/index.js";
+import type { RunsConfig } from "./config.js";
+import type { Intake } from "./intake.js";
+import type { RunLogger } from "./setup.js";
+import { SILENT_LOGGER } from "./setup.js";
+
+export interface GatewayOptions {
+  intake: Intake;
+  /** The chat client of the platform the events come from (reactions, private notices). */
+  outbound: ChatOutbound;
+  config: RunsConfig;
+  log?: RunLogger;
+}
+
+/**
+ * The platform-neutral gateway: turns normalized chat events into intake operations and shows their
+ * effect with the reaction vocabulary (DESIGN.md §1). It never runs an agent.
+ */
+export function createGateway(options: GatewayOptions): ChatInbound {
+  const { intake, outbound, config } = options;
+  const log = options.log ?? SILENT_LOGGER;
+  const marks = config.reactions;
+
+  const safely = async (
+    operation: string,
+    fields: Record<string, unknown>,
+    action: () => Promise<unknown>,
+  ) => {
+    try {
+      await action();
+    } catch (err) {
+      log.warn({ ...fields, err, operation }, "chat update failed");
+    }
+  };
+
+  /** Adds the ack for a queued message; takes it back if a worker delivered the message meanwhile. */
+  const ackQueued = async (thread: ThreadRef, messageId: string, emoji: string) => {
+    await outbound.react(thread, messageId, emoji);
+    const state = await intake.messageState(thread, messageId);
+    if (state !== "queued") await outbound.unreact(thread, messageId, emoji);
+  };
+
+  return {
+    async message(message: IncomingMessage) {
+      const fields = { messageId: message.id };
+      // The mention is acknowledged at once, before any worker picks the run up.
+      const seen = message.mentionsBot
+        ? safely("react", fields, () => outbound.react(message.thread, message.id, marks.seen))
+        : Promise.resolve();
+      const result = await intake.submit(message);
+      await seen;
+      switch (result.kind) {
+        case "queued": {
+          const emoji = result.disposition === "steer" ? marks.steer : marks.followUp;
+          await safely("react", fields, async () => {
+            if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
+            await ackQueued(message.thread, message.id, emoji);
+          });
+          break;
+        }
+        case "refused":
+          await safely("react", fields, () => outbound.react(message.thread, message.id, marks.refused));
+          await safely("notify", fields, () =>
+            outbound.notify(message.thread, message.author.id, result.reason),
+          );
+          break;
+        case "stopping":
+          await safely("react", fields, () => outbound.react(message.thread, message.id, marks.stop));
+          break;
+        default:
+          break;
+      }
+    },
+
+    async messageEdited(message: IncomingMessage) {
+      await intake.edit(message);
+    },
+
+    async messageDeleted(thread: ThreadRef, messageId: string) {
+      await intake.withdraw(thread, messageId);
+    },
+
+    async reaction(event: ReactionEvent) {
+      if (!event.added || event.user.isBot) return;
+      const { thread, messageId, user, emoji } = event;
+      if (emoji === marks.stop) {
+        if (await intake.mayControl(thread, user.id)) await intake.stop(thread, user);
+        return;
+      }
+      if (emoji !== marks.steer && emoji !== marks.followUp) return;
+      const author = await intake.messageAuthor(thread, messageId);
+      if (author !== user.id && !config.approvers.includes(user.id)) return;
+      const disposition = emoji === marks.steer ? "steer" : "followUp";
+      if (!(await intake.setDisposition(thread, messageId, disposition))) return;
+      const old = disposition === "steer" ? marks.followUp : marks.steer;
+      await safely("react", { messageId }, async () => {
+        await outbound.unreact(thread, messageId, old);
+        await ackQueued(thread, messageId, emoji);
+      });
+    },
+
+    async button(click: ButtonClick): Promise<ButtonReply> {
+      const result = await intake.decide(click.thread, click.approvalId, click.user, click.decision);
+      switch (result.kind) {
+        case "accepted":
+          return { kind: "none" };
+        case "forbidden":
+          return {
+            kind: "notice",
+            text: "You can't approve this: only the person who asked and the configured approvers can.",
+          };
+        case "expired":
+          return { kind: "notice", text: "This approval has expired; the tool call was denied." };
+        case "already":
+          return {
+            kind: "notice",
+            text: `This was already decided${result.by ? ` by ${result.by.name}` : ""} (${result.status}).`,
+          };
+        default:
+          return { kind: "notice", text: "This approval is no longer pending." };
+      }
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { type ApprovalCard, approvalCardText, renderArguments } from "../../src/chat/index.js";
+
+describe("renderArguments", () => {
+  it("renders flat arguments as key: value lines, multi-line strings indented under their key", () => {
+    const args = {
+      path: "/etc/hosts",
+      lines: 3,
+      force: true,
+      note: null,
+      empty: "",
+      padded: " x ",
+      script: "echo a\necho b",
+    };
+    expect(renderArguments(args, 500)).toBe(
+      [
+        "path: /etc/hosts",
+        "lines: 3",
+        "force: true",
+        "note: null",
+        'empty: ""',
+        'padded: " x "',
+        "script:",
+        "  echo a",
+        "  echo b",
+      ].join("\n"),
+    );
+  });
+
+  it("pretty-prints nested arguments as JSON", () => {
+    expect(renderArguments({ query: { q: "x", tags: ["a"] }, limit: 5 }, 500)).toBe(
+      '{\n  "query": {\n    "q": "x",\n    "tags": [\n      "a"\n    ]\n  },\n  "limit": 5\n}',
+    );
+  });
+
+  it("says when there are no arguments", () => {
+    expect(renderArguments({}, 100)).toBe("(no arguments)");
+    expect(renderArguments({ skipped: undefined }, 100)).toBe("(no arguments)");
+  });
+
+  it("shortens a huge string and says how much was left out, keeping the other arguments", () => {
+    const text = renderArguments({ content: "x".repeat(5000), path: "a.txt" }, 300);
+    expect(text.length).toBeLessThanOrEqual(300);
+    expect(text).toBe(`content: ${"x".repeat(150)}… (truncated, 4850 more characters)\npath: a.txt`);
+  });
+
+  it("shortens strings inside nested arguments too", () => {
+    const text = renderArguments({ files: [{ name: "a", body: "y".repeat(3000) }] }, 400);
+    expect(text.length).toBeLessThanOrEqual(400);
+    expect(text).toContain('"name": "a"');
+    expect(text).toMatch(/y… \(truncated, \d+ more characters\)"/);
+  });
+
+  it("cuts many arguments at a line and notes the rest, never exceeding the limit", () => {
+    const args = Object.fromEntries(
+      Array.from({ length: 200 }, (_, index) => [`key${index}`, `value ${index}`]),
+    );
+    const text = renderArguments(args, 300);
+    expect(text.length).toBeLessThanOrEqual(300);
+    const [body, note] = text.split("\n… ");
+    expect(body?.split("\n").every((line) => /^key\d+: value \d+$/.test(line))).toBe(true);
+    const full = renderArguments(args, 100_000);
+    expect(note).toBe(`(truncated, ${full.length - body!.length} more characters)`);
+  });
+
+  it("survives cycles and BigInts", () => {
+    const cyclic: Record<string, unknown> = { name: "loop" };
+    cyclic.self = cyclic;
+    expect(renderArguments({ node: cyclic, big: 10n }, 500)).toContain('"self": "[circular]"');
+    expect(renderArguments({ big: 10n }, 500)).toBe("big: 10");
+  });
+});
+
+const card: ApprovalCard = {
+  approvalId: "a1",
+  toolName: "shell",
+  argumentsText: "command: rm -rf /tmp/x && echo <done>",
+  approvers: ["Ada", "Grace"],
+  expiresAt: Date.UTC(2026, 0, 2, 14, 5),
+  state: { kind: "pending", waitingMessages: 2 },
+};
+const ada = { id: "U1", name: "Ada" };
+const at = Date.UTC(2026, 0, 2, 14, 1);
+
+describe("approvalCardText", () => {
+  it("shows a pending card with tool, arguments, who may decide, expiry and waiting messages", () => {
+    expect(approvalCardText(card, "markdown")).toBe(
+      [
+        "🔐 **Approval needed** to run `shell`",
+        "```",
+        "command: rm -rf /tmp/x && echo <done>",
+        "```",
+        "Ada, Grace can decide. Expires at 2026-01-02 14:05 UTC.",
+        "⏳ 2 messages waiting for this decision.",
+      ].join("\n"),
+    );
+  });
+
+  it("uses Slack mrkdwn, escaping and native dates for Slack", () => {
+    const text = approvalCardText({ ...card, state: { kind: "pending", waitingMessages: 0 } }, "slack");
+    expect(text).toBe(
+      [
+        "🔐 *Approval needed* to run `shell`",
+        "```",
+        "command: rm -rf /tmp/x &amp;&amp; echo &lt;done&gt;",
+        "```",
+        "Ada, Grace can decide. Expires at <!date^1767362700^{time}|2026-01-02 14:05 UTC>.",
+      ].join("\n"),
+    );
+  });
+
+  it.each([
+    [{ kind: "approved", by: ada, at, always: false }, "discord", "✅ **Approved** by Ada, <t:1767362460:f>"],
+    [
+      { kind: "approved", by: ada, at, always: true },
+      "markdown",
+      "✅ **Always allowed** `shell` in this thread — by Ada, 2026-01-02 14:01 UTC",
+    ],
+    [
+      { kind: "denied", by: ada, at },
+      "slack",
+      "❌ *Denied* by Ada, <!date^1767362460^{date_short_pretty} {time}|2026-01-02 14:01 UTC>",
+    ],
+    [{ kind: "expired", at }, "markdown", "⌛ **Denied**: approval timed out, 2026-01-02 14:01 UTC"],
+    [
+      { kind: "cancelled", reason: "the run was stopped" },
+      "markdown",
+      "🚫 **Cancelled**: the run was stopped",
+    ],
+  ] as const)("shows the decision %j (%s)", (state, dialect, line) => {
+    const text = approvalCardText({ ...card, state }, dialect);
+    expect(text.split("\n").at(-1)).toBe(line);
+    expect(text.split("\n")[0]).toMatch(/^🔐 \*{1,2}Approval\*{1,2} to run `shell`$/);
+    expect(text).not.toContain("can decide");
+  });
+
+  it("keeps the code block intact when the arguments contain a fence", () => {
+    const text = approvalCardText({ ...card, argumentsText: "a\n```\nb" }, "markdown");
+    expect(text.match(/^```$/gm)).toHaveLength(2);
+  });
+});
