@@ -17,7 +17,7 @@ export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } fr
 export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
 export { createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
 export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
-export { type ScriptedRedis, type ScriptName, SCRIPTS, threadKeyList, withScripts } from "./scripts.js";
+export { SCRIPTS, type ScriptedRedis, type ScriptName, threadKeyList, withScripts } from "./scripts.js";
 export {
   type AgentSetup,
   type ApprovalPolicy,

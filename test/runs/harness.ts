@@ -241,7 +241,8 @@ export class RunsHarness {
     for (;;) {
       const counts = await this.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused");
       const jobs = Object.values(counts).reduce((sum, n) => sum + n, 0);
-      const leases = threads.length === 0 ? 0 : await this.redis.exists(...threads.map((t) => this.keys(t).lease));
+      const leases =
+        threads.length === 0 ? 0 : await this.redis.exists(...threads.map((t) => this.keys(t).lease));
       if (jobs === 0 && leases === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
