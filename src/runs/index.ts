@@ -21,6 +21,7 @@ export { SCRIPTS, type ScriptedRedis, type ScriptName, threadKeyList, withScript
 export {
   type AgentSetup,
   type ApprovalPolicy,
+  type ContextTransformRun,
   type OutboundResolver,
   type RunLogger,
   type RunTool,

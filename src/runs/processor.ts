@@ -132,7 +132,9 @@ class RunSession {
         this.stopBy = JSON.parse(claim[1]) as ChatUser;
         this.controller.abort();
       }
-      timers.push(setInterval(() => void this.heartbeat(), Math.max(1000, Math.floor(config.leaseMs / 3))));
+      // Renew at a third of the lease, whatever its length: a floor above that lets a short lease lapse
+      // between heartbeats, and a second run would start on the thread while this one still works.
+      timers.push(setInterval(() => void this.heartbeat(), Math.max(1, Math.floor(config.leaseMs / 3))));
       timers.push(
         setTimeout(() => {
           this.budgetReason = `This run took longer than its limit of ${Math.round(config.budgets.maxWallMs / 60000)} min, so it was stopped.`;
@@ -223,7 +225,14 @@ class RunSession {
       beforeToolCall,
       shouldStopAfterTurn: () => this.budgetExceeded(),
     };
-    if (setup.transformContext) loopConfig.transformContext = setup.transformContext;
+    const transformContext =
+      setup.contextTransform?.({
+        ...ctx,
+        systemPrompt,
+        tools,
+        appendToTranscript: (message) => this.appendCustom(message),
+      }) ?? setup.transformContext;
+    if (transformContext) loopConfig.transformContext = transformContext;
     const emit = (event: AgentEvent) => this.onEvent(event);
     const signal = this.controller.signal;
     const context = () => ({ systemPrompt, tools, messages: this.transcript });
@@ -388,6 +397,19 @@ class RunSession {
       const record = JSON.stringify({ result: event.result, isError: event.isError });
       await this.scripts.run("tlRecordToolResult", this.keys, [this.job.runId, event.toolCallId, record]);
     }
+  }
+
+  /** Persists an app-defined message the loop does not emit (a context summary), keeping memory and Redis alike. */
+  private async appendCustom(message: AgentMessage): Promise<boolean> {
+    if (this.leaseLost) return false;
+    const length = await this.scripts.run("tlAppend", this.keys, [this.job.runId, JSON.stringify(message)]);
+    if (length === -1) {
+      this.loseLease();
+      return false;
+    }
+    // Approval ids use transcript positions, so the in-memory copy must match what a restart loads.
+    this.transcript.push(message);
+    return true;
   }
 
   private countTurn(message: AssistantMessage): void {

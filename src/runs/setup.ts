@@ -28,6 +28,18 @@ export interface ToolRunContext {
   requester: ChatUser;
 }
 
+/** What {@link AgentSetup.contextTransform} gets, once per run. */
+export interface ContextTransformRun extends ToolRunContext {
+  systemPrompt: string;
+  tools: RunTool[];
+  /**
+   * Appends an app-defined (custom) message, e.g. a summary of older turns, to the thread's persisted
+   * transcript after everything persisted so far. The loop's working messages are not changed. Fenced by
+   * the run's lease: resolves `false` when this run no longer owns the thread. May reject on Redis errors.
+   */
+  appendToTranscript(message: AgentMessage): Promise<boolean>;
+}
+
 /** How workers build the agent of a run. */
 export interface AgentSetup {
   model: Model;
@@ -36,6 +48,8 @@ export interface AgentSetup {
   systemPrompt: string | ((ctx: ToolRunContext) => string);
   tools: RunTool[] | ((ctx: ToolRunContext) => RunTool[]);
   transformContext?: AgentLoopConfig["transformContext"];
+  /** Builds the run's `transformContext` once per run; used instead of `transformContext` when set. */
+  contextTransform?: (run: ContextTransformRun) => NonNullable<AgentLoopConfig["transformContext"]>;
   /** Options spread into every model request (temperature, maxTokens, headers…). */
   streamOptions?: Omit<StreamOptions, "signal">;
   toolExecution?: ToolExecutionMode;

@@ -26,10 +26,15 @@ function describeAttachment(file: Attachment): string {
 
 /**
  * The transcript form of a chat message: one text block, prefixed with the author's display name so the
- * model can tell several people apart; shared files are listed after the text.
+ * model can tell several people apart; earlier thread messages it carries (`history`) come first, marked
+ * as such; shared files are listed after the text.
  */
 export function toUserMessage(message: IncomingMessage): ChatUserMessage {
   let text = `${message.author.name}: ${message.text}`;
+  if (message.history !== undefined && message.history.length > 0) {
+    const earlier = message.history.map((entry) => `${entry.author.name}: ${entry.text}`).join("\n");
+    text = `[Earlier messages in this thread]\n${earlier}\n[End of earlier messages]\n\n${text}`;
+  }
   if (message.attachments.length > 0) {
     text += `\n[attached files: ${message.attachments.map(describeAttachment).join("; ")}]`;
   }

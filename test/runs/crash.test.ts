@@ -1,0 +1,144 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it, onTestFailed } from "vitest";
+import type { ToolResultMessage } from "../../src/agent/index.js";
+import { threadId } from "../../src/chat/index.js";
+import { approvalIdFor } from "../../src/runs/index.js";
+import { REDIS_URL } from "../support/redis.js";
+import { alice, RunsHarness } from "./harness.js";
+
+/**
+ * Invariant 3: a worker process killed mid-run (SIGKILL, no cleanup) — BullMQ's stalled-job check hands the
+ * job to another worker process, which resumes from the persisted transcript.
+ */
+
+const CHILD = fileURLToPath(new URL("./fixtures/worker-child.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+let h: RunsHarness;
+const children: ChildProcess[] = [];
+/** What the worker processes wrote to stderr (their logs), shown when a test fails. */
+let childLogs = "";
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    }
+  }
+  await h?.close();
+});
+
+/** Starts a worker process and resolves once it takes jobs. */
+function startWorkerProcess(prefix: string, phase: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL, TL_PREFIX: prefix, TL_PHASE: phase },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stderr = "";
+  child.stderr?.on("data", (part: Buffer) => {
+    stderr += part.toString();
+    childLogs += part.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.on("data", (part: Buffer) => {
+      if (part.toString().includes("ready")) resolve(child);
+    });
+    child.once("exit", (code, signal) =>
+      reject(new Error(`worker process ${phase} exited (${code ?? signal}) before ready:\n${stderr}`)),
+    );
+  });
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGKILL");
+  return exited;
+}
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
+}
+
+describe("a worker process killed mid-run", () => {
+  it("resumes on another worker: finished tools are not re-run, the approval and the queued reply survive", async () => {
+    childLogs = "";
+    onTestFailed(() => console.error(`worker process logs:\n${childLogs}`));
+    h = await new RunsHarness({ workers: 0 }).start();
+    const key = (name: string) => `${h.prefix}:child:${name}`;
+    const count = async (name: string) => Number((await h.redis.get(key(`executed:${name}`))) ?? 0);
+    const thread = h.thread();
+
+    const first = await startWorkerProcess(h.prefix, "1");
+    const runId = await h.mention(thread, "take a note, then deploy", alice);
+    // Sequential batch: `note` ran, `deploy` waits for its approval.
+    const approvalId = approvalIdFor(1, "deploy-1");
+    const approvalKey = h.keys(thread).approval(approvalId);
+    await until(async () => (await count("note")) === 1 && (await h.redis.exists(approvalKey)) === 1);
+    expect(await count("deploy")).toBe(0);
+    const reply = h.message(thread, "use the blue-green strategy");
+    expect(await h.intake.submit(reply)).toEqual({ kind: "queued", runId, disposition: "steer" });
+
+    await kill(first);
+    // Decided while no worker is alive: the record keeps the decision for whoever resumes the run.
+    expect(await h.intake.decide(thread, approvalId, alice, "approve")).toEqual({
+      kind: "accepted",
+      status: "approved",
+    });
+    await startWorkerProcess(h.prefix, "2");
+    await until(async () => {
+      const state = await h.queue.getJobState(runId);
+      if (state === "failed") throw new Error("the resumed run job failed");
+      return state === "completed";
+    });
+
+    expect(await h.redis.lrange(key("active"), 0, -1)).toEqual([`1:${runId}`, `2:${runId}`]);
+    expect(await count("note")).toBe(1);
+    expect(await count("deploy")).toBe(1);
+
+    const transcript = await h.transcript(thread);
+    expect(transcript.map((m) => (m as { role: string }).role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "user",
+      "assistant",
+    ]);
+    const results = transcript.filter(
+      (m): m is ToolResultMessage => (m as { role: string }).role === "toolResult",
+    );
+    expect(results.map((r) => [r.toolName, r.isError, r.content])).toEqual([
+      ["note", false, [{ type: "text", text: "note done (1)" }]],
+      ["deploy", false, [{ type: "text", text: "deploy done (1)" }]],
+    ]);
+    expect(await h.userTexts(thread)).toEqual([
+      "Alice: take a note, then deploy",
+      "Alice: use the blue-green strategy",
+    ]);
+    expect(await h.intake.messageState(thread, reply.id)).toBe("delivered");
+
+    // What the model saw: one request per worker; the resumed one carries both results and the reply.
+    const requests = (await h.redis.lrange(key("requests"), 0, -1)).map(
+      (entry) => JSON.parse(entry) as { phase: string; messages: { role: string; text: string }[] },
+    );
+    expect(requests.map((r) => r.phase)).toEqual(["1", "2"]);
+    expect(requests[1]!.messages).toEqual([
+      { role: "user", text: "Alice: take a note, then deploy" },
+      { role: "assistant", text: "" },
+      { role: "toolResult", text: "note done (1)" },
+      { role: "toolResult", text: "deploy done (1)" },
+      { role: "user", text: "Alice: use the blue-green strategy" },
+    ]);
+    const chat = JSON.parse((await h.redis.get(key(`chat:${runId}`)))!) as { phase: string; texts: string[] };
+    expect(chat.phase).toBe("2");
+    expect(chat.texts.join("\n")).toContain("Deployed and noted.");
+
+    expect(await h.isActive(thread)).toBe(false);
+    expect((await h.store.meta(threadId(thread))).run).toBe("");
+  }, 30_000);
+});
