@@ -94,7 +94,8 @@ export class ApprovalGate {
         record.status && record.status !== "pending"
           ? verdictOf(record)
           : await this.wait(request, record, decided);
-      await this.showVerdict(card, verdict, cardMessageId);
+      // The card update is a chat API call: keep it off the path to the tool's execution.
+      void this.showVerdict(card, verdict, cardMessageId);
       return verdict;
     } finally {
       unsubscribe();

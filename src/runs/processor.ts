@@ -172,8 +172,11 @@ class RunSession {
 
   private async run(): Promise<void> {
     const { config } = this.deps;
-    this.transcript.push(...(await this.store.loadTranscript(this.job.threadId)));
-    const meta = await this.store.meta(this.job.threadId);
+    const [transcript, meta] = await Promise.all([
+      this.store.loadTranscript(this.job.threadId),
+      this.store.meta(this.job.threadId),
+    ]);
+    this.transcript.push(...transcript);
     const requester = meta.requester ?? meta.startedBy ?? { id: "", name: "someone" };
     const ctx: ToolRunContext = {
       thread: this.thread,
