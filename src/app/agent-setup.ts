@@ -1,6 +1,15 @@
-import type { Env } from "../config/index.js";
+import type { Env, ThreadlineConfig } from "../config/index.js";
 import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../llm/index.js";
-import type { AgentSetup, RunTool } from "../runs/index.js";
+import type { AgentSetup, RunLogger, RunTool } from "../runs/index.js";
+import type { AnyToolDefinition } from "../tools/index.js";
+import {
+  contextTransformFor,
+  modelSettings,
+  runToolsFactory,
+  systemPromptOf,
+  toolDefinitions,
+} from "./agent-config.js";
+import { missingModelHint, unconfiguredModelStreamFn } from "./model-hint.js";
 
 export const DEFAULT_SYSTEM_PROMPT = [
   "You are Threadline, an assistant that works inside a chat thread (Slack or Discord).",
@@ -8,18 +17,37 @@ export const DEFAULT_SYSTEM_PROMPT = [
   "Answer concisely in Markdown. Use the tools you have when they help; say what you did.",
 ].join(" ");
 
-/** The agent every run gets: the configured OpenAI-compatible model, the system prompt, the tools. */
-export function agentSetupFromEnv(env: Env, tools: RunTool[] = []): AgentSetup {
-  const options: Parameters<typeof createOpenAIStreamFn>[0] = {};
-  if (env.OPENAI_API_KEY) options.apiKey = env.OPENAI_API_KEY;
-  if (env.OPENAI_BASE_URL) options.baseURL = env.OPENAI_BASE_URL;
-  const modelOptions: Parameters<typeof openAIModel>[0] = { id: env.OPENAI_MODEL };
-  if (env.OPENAI_BASE_URL) modelOptions.baseUrl = env.OPENAI_BASE_URL;
-  return {
+/**
+ * The agent every run gets: the configured OpenAI-compatible model, the system prompt, the tools (`tools`
+ * first, then built-ins, the config module's and MCP servers', bound per run to the thread's workspace),
+ * and a context manager that keeps requests inside the model's window. Without a model (no
+ * `OPENAI_API_KEY`, no `OPENAI_BASE_URL`) every run ends with a sentence saying what to set.
+ */
+export function agentSetupFromEnv(
+  env: Env,
+  tools: RunTool[] = [],
+  settings: AgentSetupSettings = {},
+): AgentSetup {
+  const config = settings.config ?? {};
+  const { model: modelOptions, provider: options, window } = modelSettings(env, config);
+  const hint = missingModelHint(env);
+  const setup: AgentSetup = {
     model: openAIModel(modelOptions),
-    streamFn: createOpenAIStreamFn(options),
+    streamFn: hint ? unconfiguredModelStreamFn(hint) : createOpenAIStreamFn(options),
     convertToLlm: createConvertToLlm(),
-    systemPrompt: DEFAULT_SYSTEM_PROMPT,
-    tools,
+    systemPrompt: systemPromptOf(config, DEFAULT_SYSTEM_PROMPT),
+    tools: runToolsFactory(env, config, toolDefinitions(config, settings.mcpTools), tools),
   };
+  setup.contextTransform = contextTransformFor(setup, window, config, settings.log);
+  return setup;
+}
+
+/** What {@link agentSetupFromEnv} takes besides the environment. */
+export interface AgentSetupSettings {
+  /** The validated config module. Default `{}`. */
+  config?: ThreadlineConfig;
+  /** Tools of the connected MCP servers. */
+  mcpTools?: AnyToolDefinition[];
+  /** Receives context-trimming events (summaries, failures). */
+  log?: RunLogger;
 }

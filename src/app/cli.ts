@@ -2,10 +2,11 @@
 import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
 import { Redis } from "ioredis";
-import { ConfigError, type Env, parseEnv } from "../config/index.js";
+import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
 import { startGatewayProcess } from "./gateway.js";
 import { createLogger } from "./logger.js";
 import { createPlatforms } from "./platforms.js";
+import { runsConfigFromEnv } from "./runs-config.js";
 import { startWorkerProcess } from "./worker.js";
 
 function positiveInt(value: string): number {
@@ -14,9 +15,10 @@ function positiveInt(value: string): number {
   return n;
 }
 
-function loadEnv(): Env {
+/** Environment + config module; on problems, prints them all (no stack trace) and exits with 2. */
+async function loadSettings(): Promise<LoadedConfig> {
   try {
-    return parseEnv();
+    return await loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -49,21 +51,23 @@ function closeOnSignals(parts: Closable[], log: ReturnType<typeof createLogger>)
 }
 
 async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: number): Promise<void> {
-  const env = loadEnv();
+  const { env, config: settings, configPath } = await loadSettings();
   const log = createLogger(env.LOG_LEVEL, { pid: process.pid });
+  if (configPath) log.info({ configPath }, "config module loaded");
   const parts: Closable[] = [];
   const redis = new Redis(env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 3 });
+  const config = runsConfigFromEnv(env, settings);
   if (roles.worker) {
-    const platforms = createPlatforms({ env, redis, log, role: "worker" });
-    const options: Parameters<typeof startWorkerProcess>[0] = { env, log, platforms };
+    const platforms = createPlatforms({ env, redis, log, role: "worker", config });
+    const options: Parameters<typeof startWorkerProcess>[0] = { env, log, platforms, config: settings };
     if (concurrency !== undefined) options.concurrency = concurrency;
     parts.push(await startWorkerProcess(options));
   }
   if (roles.gateway) {
-    const platforms = createPlatforms({ env, redis, log, role: "gateway" });
+    const platforms = createPlatforms({ env, redis, log, role: "gateway", config });
     if (platforms.length === 0)
       log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
-    parts.push(await startGatewayProcess({ env, log, platforms }));
+    parts.push(await startGatewayProcess({ env, log, platforms, config: settings }));
   }
   parts.push({ close: async () => void redis.disconnect() });
   closeOnSignals(parts, log);

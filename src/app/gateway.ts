@@ -1,12 +1,17 @@
 import type { ChatPlatform } from "../chat/index.js";
-import type { Env } from "../config/index.js";
-import { createGateway, createRunQueue, Intake, type RunLogger, runsConfig } from "../runs/index.js";
+import type { Env, ThreadlineConfig } from "../config/index.js";
+import { createGateway, createRunQueue, Intake, type RunLogger } from "../runs/index.js";
+import { restrictInbound } from "./access.js";
+import { missingModelHint } from "./model-hint.js";
 import { blockingConnection, commandConnection } from "./redis.js";
+import { runsConfigFromEnv } from "./runs-config.js";
 
 export interface GatewayProcessOptions {
   env: Env;
   log: RunLogger;
   platforms: ChatPlatform[];
+  /** The validated config module (runs settings, `allow` lists). Default `{}`. */
+  config?: ThreadlineConfig;
 }
 
 /** A running gateway: receives platform events and turns them into runs; never runs an agent. */
@@ -20,11 +25,14 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   const redisUrl = env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const redis = commandConnection(redisUrl);
   const bull = blockingConnection(redisUrl);
-  const config = runsConfig({ prefix: env.THREADLINE_PREFIX });
+  const config = runsConfigFromEnv(env, options.config);
   const queue = createRunQueue(bull, env.THREADLINE_PREFIX);
   const intake = new Intake(redis, queue, config);
+  const hint = missingModelHint(env);
+  if (hint) log.warn({ setting: "OPENAI_API_KEY or OPENAI_BASE_URL" }, hint);
   for (const platform of options.platforms) {
-    await platform.start(createGateway({ intake, outbound: platform.outbound, config, log }));
+    const gateway = createGateway({ intake, outbound: platform.outbound, config, log });
+    await platform.start(restrictInbound(gateway, options.config?.allow));
     log.info({ platform: platform.platform }, "gateway receiving events");
   }
   return {

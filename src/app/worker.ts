@@ -1,10 +1,13 @@
 import { UnrecoverableError } from "bullmq";
 import type { ChatPlatform } from "../chat/index.js";
-import type { Env } from "../config/index.js";
-import { type AgentSetup, type RunLogger, runsConfig, startRunWorker } from "../runs/index.js";
+import type { Env, ThreadlineConfig } from "../config/index.js";
+import { type AgentSetup, type RunLogger, type RunTool, startRunWorker } from "../runs/index.js";
 import { agentSetupFromEnv } from "./agent-setup.js";
+import { connectConfiguredMcpServers } from "./mcp.js";
 import { byPlatform } from "./platforms.js";
 import { blockingConnection, commandConnection } from "./redis.js";
+import { runsConfigFromEnv } from "./runs-config.js";
+import { loadToolsModule } from "./tools-module.js";
 
 export interface WorkerProcessOptions {
   env: Env;
@@ -12,6 +15,8 @@ export interface WorkerProcessOptions {
   platforms: ChatPlatform[];
   /** Replaces the agent built from the environment (tests, custom setups). */
   agent?: AgentSetup;
+  /** The validated config module (tools, MCP servers, model and runs settings). Default `{}`. */
+  config?: ThreadlineConfig;
   concurrency?: number;
 }
 
@@ -27,17 +32,22 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   const redis = commandConnection(redisUrl);
   const bull = blockingConnection(redisUrl);
   const platforms = byPlatform(options.platforms);
+  const config = options.config ?? {};
+  // MCP servers start before the worker takes jobs; one that fails is logged and skipped.
+  const mcp = options.agent ? undefined : await connectConfiguredMcpServers(config, log);
   const handle = await startRunWorker({
     redis,
     bullConnection: bull,
-    config: runsConfig({ prefix: env.THREADLINE_PREFIX }),
+    config: runsConfigFromEnv(env, config),
     outbound: (thread) => {
       const platform = platforms.get(thread.platform);
       if (!platform)
         throw new UnrecoverableError(`No ${thread.platform} credentials are configured on this worker`);
       return platform.outbound;
     },
-    agent: options.agent ?? agentSetupFromEnv(env),
+    agent:
+      options.agent ??
+      agentSetupFromEnv(env, await toolsFromEnv(env), { config, mcpTools: mcp?.tools ?? [], log }),
     concurrency: options.concurrency ?? env.WORKER_CONCURRENCY,
     log,
   });
@@ -45,8 +55,14 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   return {
     async close() {
       await handle.close();
+      await mcp?.close();
       redis.disconnect();
       bull.disconnect();
     },
   };
+}
+
+/** The tools of `THREADLINE_TOOLS_MODULE`, or none. */
+async function toolsFromEnv(env: Env): Promise<RunTool[]> {
+  return env.THREADLINE_TOOLS_MODULE ? loadToolsModule(env.THREADLINE_TOOLS_MODULE) : [];
 }

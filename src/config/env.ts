@@ -23,6 +23,69 @@ const positiveInt = (fallback: number, example: string) =>
     .positive({ message: `must be greater than 0, for example ${example}` })
     .default(fallback);
 
+/** A comma-separated list (`A,B , C`) as trimmed, non-empty items; empty or unset = `[]`. */
+const idList = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? "")
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== ""),
+  );
+
+const flag = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no", "on", "off", ""], {
+      message: "must be true or false",
+    })
+    .optional()
+    .transform((value) =>
+      value === undefined || value === "" ? fallback : ["true", "1", "yes", "on"].includes(value),
+    );
+
+const REACTION_ROLES = ["seen", "steer", "followUp", "delivered", "refused", "notProcessed", "stop"] as const;
+
+/** `steer=compass,stop=no_entry` → `{ steer: "compass", stop: "no_entry" }` (roles of the reaction vocabulary). */
+const reactionNames = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const names: Partial<Record<(typeof REACTION_ROLES)[number], string>> = {};
+    for (const pair of (value ?? "").split(",").filter((item) => item.trim() !== "")) {
+      const [role = "", name = ""] = pair.split("=").map((part) => part.trim());
+      if (!(REACTION_ROLES as readonly string[]).includes(role) || !/^[a-z0-9_+'-]+$/.test(name)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be role=emoji_name pairs (roles: ${REACTION_ROLES.join(", ")}), for example steer=compass,stop=octagonal_sign`,
+        });
+        return names;
+      }
+      names[role as (typeof REACTION_ROLES)[number]] = name;
+    }
+    return names;
+  });
+
+/** Discord shard ids: `0,1` or ranges `0-3,8`; empty or unset = `[]` (all shards of the count). */
+const shardIds = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const ids: number[] = [];
+    for (const item of (value ?? "").split(",").map((part) => part.trim())) {
+      if (item === "") continue;
+      const match = /^(\d+)(?:-(\d+))?$/.exec(item);
+      if (!match) {
+        ctx.addIssue({ code: "custom", message: "must be shard ids or ranges, for example 0,1 or 0-3" });
+        return ids;
+      }
+      const first = Number(match[1]);
+      const last = Number(match[2] ?? match[1]);
+      for (let id = first; id <= last; id++) ids.push(id);
+    }
+    return [...new Set(ids)].sort((a, b) => a - b);
+  });
+
 /** The environment variables Threadline reads (documented in .env.example). */
 export const envSchema = z.object({
   OPENAI_API_KEY: optionalText,
@@ -37,11 +100,76 @@ export const envSchema = z.object({
   SLACK_APP_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: url("https://slack.com/api/"),
+  SLACK_ALLOWED_TEAMS: idList,
+  SLACK_ALLOWED_CHANNELS: idList,
+  SLACK_ALLOWED_USERS: idList,
+  SLACK_ALLOWED_BOTS: idList,
+  SLACK_DIRECT_MESSAGES: flag(true),
+  SLACK_STREAMING: flag(true),
+  THREADLINE_APPROVERS: idList,
+  THREADLINE_APPROVAL_TIMEOUT_MS: positiveInt(600_000, "600000"),
+  THREADLINE_REACTIONS: reactionNames,
+  THREADLINE_TOOLS_MODULE: optionalText,
+  THREADLINE_CONFIG: optionalText,
+  THREADLINE_WORKSPACE_DIR: optionalText,
+  OPENAI_CONTEXT_WINDOW: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value) => (value ? Number(value) : undefined))
+    .pipe(
+      z
+        .number({ message: "must be a whole number of tokens, for example 128000" })
+        .int({ message: "must be a whole number of tokens, for example 128000" })
+        .min(1024, { message: "must be at least 1024 tokens, for example 128000" })
+        .optional(),
+    ),
   DISCORD_TOKEN: optionalText,
   DISCORD_API_URL: url("https://discord.com/api"),
+  DISCORD_SHARD_COUNT: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value) => (value ? Number(value) : undefined))
+    .pipe(
+      z
+        .number({ message: "must be a whole number, for example 4" })
+        .int({ message: "must be a whole number, for example 4" })
+        .positive({ message: "must be greater than 0, for example 4" })
+        .optional(),
+    ),
+  DISCORD_SHARD_IDS: shardIds,
+  DISCORD_ALLOWED_GUILDS: idList,
+  DISCORD_ALLOWED_CHANNELS: idList,
+  DISCORD_ALLOWED_ROLES: idList,
+  DISCORD_ALLOWED_USERS: idList,
+  DISCORD_DIRECT_MESSAGES: flag(true),
+  DISCORD_GLOBAL_RATE_LIMIT: positiveInt(50, "50"),
+  DISCORD_EDIT_INTERVAL_MS: positiveInt(1000, "1000"),
   PORT: positiveInt(3000, "3000"),
+  /** Serve the local web playground even when Slack or Discord is configured (it always runs without them). */
+  PLAYGROUND: flag(false),
+  /** Interface the playground binds; default 127.0.0.1 (it has no login). 0.0.0.0 inside a container. */
+  PLAYGROUND_HOST: z.string().trim().min(1).default("127.0.0.1"),
+  /** Port of the playground; default PORT (set it when Slack's HTTP mode already listens on PORT). */
+  PLAYGROUND_PORT: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value) => (value ? Number(value) : undefined))
+    .pipe(
+      z
+        .number({ message: "must be a whole number, for example 3001" })
+        .int({ message: "must be a whole number, for example 3001" })
+        .positive({ message: "must be greater than 0, for example 3001" })
+        .optional(),
+    ),
   WORKER_CONCURRENCY: positiveInt(50, "50"),
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  LOG_LEVEL: z
+    .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"], {
+      message: "must be one of trace, debug, info, warn, error, fatal, silent, for example info",
+    })
+    .default("info"),
 });
 
 /** Parsed environment. */
@@ -73,7 +201,21 @@ export function parseEnv(env: NodeJS.ProcessEnv = process.env): Env {
     if ((value.SLACK_APP_TOKEN || value.SLACK_SIGNING_SECRET) && !value.SLACK_BOT_TOKEN) {
       problems.push("SLACK_APP_TOKEN / SLACK_SIGNING_SECRET is set but SLACK_BOT_TOKEN (xoxb-…) is missing");
     }
+    problems.push(...discordShardProblems(value));
     if (problems.length === 0) return value;
   }
   throw new ConfigError(problems);
+}
+
+/** DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT, and every id must be below it. */
+function discordShardProblems(value: Env): string[] {
+  const ids = value.DISCORD_SHARD_IDS;
+  if (ids.length === 0) return [];
+  if (value.DISCORD_SHARD_COUNT === undefined) {
+    return ["DISCORD_SHARD_IDS is set but DISCORD_SHARD_COUNT (the bot's total number of shards) is not"];
+  }
+  const count = value.DISCORD_SHARD_COUNT;
+  return ids.some((id) => id >= count)
+    ? [`DISCORD_SHARD_IDS must be below DISCORD_SHARD_COUNT (${count}): shard ids count from 0`]
+    : [];
 }

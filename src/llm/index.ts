@@ -1,7 +1,37 @@
 /**
  * Threadline's model providers: a stream function for any OpenAI-compatible chat-completions endpoint
- * (through the official `openai` SDK), the conversions it uses, and an endpoint probe for `doctor`.
+ * (through the official `openai` SDK), the conversions it uses, an endpoint probe for `doctor`, and the
+ * context manager that keeps long threads inside the model's context window.
  */
+export {
+  type ContextEvent,
+  type ContextManagerOptions,
+  type ContextRun,
+  type ContextTransform,
+  createContextManager,
+} from "./context-manager.js";
+export {
+  asContextSummary,
+  CONTEXT_SUMMARY_ROLE,
+  type ContextSummaryMessage,
+  createModelSummarizer,
+  isContextSummary,
+  type ModelSummarizerOptions,
+  messageFingerprint,
+  renderForSummary,
+  SUMMARY_PREFIX,
+  type SummarizeInput,
+  type Summarizer,
+  summaryAsUserMessage,
+} from "./context-summary.js";
+export {
+  type ContextWindowInfo,
+  contextWindowFor,
+  createTokenCounter,
+  type TokenCounter,
+  type TokenCounterOptions,
+  UNKNOWN_CONTEXT_WINDOW,
+} from "./context-tokens.js";
 export {
   type ConvertToLlmOptions,
   type CustomMessageRenderer,

@@ -27,6 +27,8 @@ export type FakeReply =
       dropAfter?: number;
       /** Stop writing after this many chunks and keep the connection open (until the client leaves). */
       hangAfter?: number;
+      /** Before writing chunk number `before` (0-based), wait until `until` settles: a gate a test opens. */
+      pause?: { before: number; until: Promise<unknown> };
       headers?: Record<string, string>;
     }
   | { kind: "json"; body: unknown; status?: number; headers?: Record<string, string>; delayMs?: number }
@@ -395,6 +397,7 @@ export class FakeOpenAIServer {
         return;
       }
       if (reply.hangAfter !== undefined && request.chunksWritten >= reply.hangAfter) return;
+      if (reply.pause !== undefined && request.chunksWritten === reply.pause.before) await reply.pause.until;
       if (delay > 0) await this.sleep(delay);
       else if (reply.pacing === "immediate") await new Promise((resolve) => setImmediate(resolve));
       if (res.destroyed || this.closed) return;

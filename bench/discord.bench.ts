@@ -1,0 +1,263 @@
+/**
+ * Discord latency: what a user waits for, end to end, with the real processes.
+ *
+ * A local fake Discord (test/fakes/discord-server.ts: REST v10 with Discord's per-route and global rate
+ * limits, gateway WebSocket) and a fake model (test/fakes/openai-server.ts) run in this process; the
+ * real `threadline gateway` and `threadline worker` run as child processes against them and the local
+ * Redis (REDIS_URL), under a fresh key prefix deleted at the end. Production settings: 1 s edit interval,
+ * the Redis-shared REST budget of 50 requests/s.
+ *
+ * Per mention (a person mentions the bot in a text channel; the bot starts a thread and answers):
+ *   ack         mention dispatched on the gateway → the 👀 reaction request reaches Discord
+ *   first text  mention dispatched → the first reply message (streamed text) reaches Discord, minus the
+ *               model's time to first token (the model answers after a fixed TTFT)
+ * Scenarios: 1 thread at a time (sequential mentions), and 50 concurrent threads (50 people in 50
+ * channels, each mentioning again once their answer is complete; long streamed answers keep ~50 runs
+ * active at once; arrivals are staggered at the pace the global REST budget sustains). Baseline: one bare
+ * HTTP PUT to the same fake server (the floor of any acknowledgement), measured in the same run.
+ *
+ *   npm run bench:discord
+ *   npm run bench:discord -- --rounds 2 --sequential 10      quicker, noisier
+ */
+import http from "node:http";
+import { parseArgs } from "node:util";
+import { FakeDiscordServer } from "../test/fakes/discord-server.js";
+import {
+  chunk,
+  chunks,
+  type FakeChunk,
+  FakeOpenAIServer,
+  type FakeReply,
+} from "../test/fakes/openai-server.js";
+import { CliProcess } from "../test/support/process.js";
+import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    sequential: { type: "string", default: "20" },
+    threads: { type: "string", default: "50" },
+    verbose: { type: "boolean", default: false },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const SEQUENTIAL = Number(args.sequential);
+const THREADS = Number(args.threads);
+/** The model's time to first token, and the pause between later chunks. */
+const TTFT_MS = 100;
+/** Mentions per second while 50 threads ramp up: what the global REST budget sustains. */
+const ARRIVALS_PER_SECOND = 4;
+const DEADLINE_MS = 5 * 60_000;
+
+interface Sample {
+  ack: number;
+  firstText: number;
+  /** What reached Discord for this mention, relative to it (for `--verbose`). */
+  timeline: string[];
+}
+
+/** A streamed answer: text from the first chunk on, one chunk every TTFT_MS, `pieces` chunks long. */
+function answer(tag: string, pieces: number): FakeReply {
+  const list: FakeChunk[] = [chunk({ role: "assistant", content: `[${tag}] Here` })];
+  for (let i = 0; i < pieces; i++) list.push(chunks.text(` is part ${i} of a long and thoughtful answer.`));
+  list.push(chunks.finish("stop"), chunks.usage(50, pieces * 8));
+  return { kind: "stream", chunks: list, delayMs: TTFT_MS };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const redis = connect();
+  await requireRedis(redis);
+  const prefix = uniquePrefix("bench-discord");
+  const discord = await FakeDiscordServer.start();
+  const openai = await FakeOpenAIServer.start();
+  const guild = discord.addGuild("Bench");
+  const people = Array.from({ length: THREADS }, (_, i) =>
+    discord.addUser(`Person${i}`, [{ guildId: guild }]),
+  );
+  const channels = Array.from({ length: THREADS + 1 }, (_, i) => discord.addChannel(guild, `bench-${i}`));
+  const lengths = new Map<string, number>();
+  const modelAt = new Map<string, number>();
+  openai.handler = (request) => {
+    const body = request.body as { messages?: { role: string; content: unknown }[] };
+    const first = JSON.stringify(body.messages?.find((message) => message.role === "user")?.content ?? "");
+    const tag = /\[(b\d+)\]/.exec(first)?.[1] ?? "";
+    if (!modelAt.has(tag)) modelAt.set(tag, performance.now());
+    return answer(tag, lengths.get(tag) ?? 4);
+  };
+  const env = {
+    DISCORD_TOKEN: discord.token,
+    DISCORD_API_URL: discord.apiUrl,
+    SLACK_BOT_TOKEN: "",
+    SLACK_APP_TOKEN: "",
+    SLACK_SIGNING_SECRET: "",
+    REDIS_URL,
+    THREADLINE_PREFIX: prefix,
+    OPENAI_BASE_URL: openai.baseURL,
+    OPENAI_API_KEY: "sk-bench",
+    OPENAI_MODEL: "fake-model",
+    WORKER_CONCURRENCY: "100",
+    LOG_LEVEL: "warn",
+  };
+  const processes: CliProcess[] = [];
+  const deadline = setTimeout(() => {
+    process.stderr.write("bench: deadline reached\n");
+    void cleanup().then(() => process.exit(1));
+  }, DEADLINE_MS);
+  async function cleanup(): Promise<void> {
+    await Promise.all(processes.map((proc) => proc.stop()));
+    await discord.close();
+    await openai.close();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  }
+
+  try {
+    const ready = { ...env, LOG_LEVEL: "info" };
+    processes.push(
+      ...(await Promise.all([
+        CliProcess.start("worker", ready, "worker started", 60_000),
+        CliProcess.start("gateway", ready, "gateway receiving events", 60_000),
+      ])),
+    );
+    let seq = 0;
+    /** One mention by `person` in `channel`; resolves with its sample once the run's final message is there. */
+    const mention = async (
+      channel: string,
+      person: (typeof people)[number],
+      pieces: number,
+    ): Promise<Sample> => {
+      const tag = `b${++seq}`;
+      lengths.set(tag, pieces);
+      const at = performance.now();
+      const message = discord.say(channel, person, `[${tag}] tell me something`, { mention: true });
+      const thread = message.id;
+      const isAck = (r: { method: string; path: string }) =>
+        r.method === "PUT" && r.path.startsWith(`/channels/${channel}/messages/${thread}/reactions/`);
+      const isPost = (r: { method: string; path: string; status: number }) =>
+        r.method === "POST" && r.path === `/channels/${thread}/messages` && r.status === 200;
+      const done = () =>
+        discord.botMessages(thread).some((m) => m.history.length === 1 && /-# \d+ turn/.test(m.content));
+      await discord.waitFor(done);
+      const ack = discord.requests.find(isAck);
+      const post = discord.requests.find(isPost);
+      if (!ack || !post) throw new Error(`bench: no acknowledgement or reply for ${tag}`);
+      const timeline = discord.requests
+        .filter((r) => r.hrAt >= at && (r.path.includes(thread) || r.path.includes(channel)))
+        .map((r) => `+${(r.hrAt - at).toFixed(1)} ms ${r.method} ${r.template} ${r.status}`);
+      timeline.unshift(`model request at +${((modelAt.get(tag) ?? Number.NaN) - at).toFixed(1)} ms`);
+      return { ack: ack.hrAt - at, firstText: post.hrAt - at - TTFT_MS, timeline };
+    };
+
+    // Warm-up (compiles, connects, fills discord.js and undici pools).
+    for (let i = 0; i < 3; i++) await mention(channels[THREADS]!, people[0]!, 2);
+
+    const baseline: number[] = [];
+    const agent = new http.Agent({ keepAlive: true });
+    const target = new URL(`${discord.apiUrl}/v10/users/@me`);
+    for (let i = 0; i < 200; i++) {
+      const at = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        const req = http.request(
+          target,
+          { agent, headers: { Authorization: `Bot ${discord.token}` } },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve());
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+      baseline.push(performance.now() - at);
+    }
+    agent.destroy();
+
+    const sequential: Sample[] = [];
+    // One thread at a time, each in the next channel (so Discord's per-channel thread-creation limit of the
+    // fake, 5 per 5 s, is not what is measured).
+    for (let i = 0; i < SEQUENTIAL; i++)
+      sequential.push(await mention(channels[i % THREADS]!, people[0]!, 4));
+
+    const before429 = discord.requests.filter((r) => r.status === 429).length;
+    const requestsBefore = discord.requests.length;
+    const concurrentStart = Date.now();
+    const concurrent: Sample[] = [];
+    await Promise.all(
+      people.map(async (person, i) => {
+        await new Promise((resolve) => setTimeout(resolve, (i * 1000) / ARRIVALS_PER_SECOND));
+        for (let round = 0; round < ROUNDS; round++) {
+          concurrent.push(await mention(channels[i]!, person, 100));
+        }
+      }),
+    );
+    const concurrentSeconds = (Date.now() - concurrentStart) / 1000;
+    const limited = discord.requests.filter((r) => r.status === 429).length - before429;
+    const rate = (discord.requests.length - requestsBefore) / concurrentSeconds;
+
+    const row = (name: string, samples: Sample[]) => {
+      const acks = samples.map((s) => s.ack);
+      const texts = samples.map((s) => s.firstText);
+      return `| ${name} | ${samples.length} | ${percentile(acks, 50).toFixed(1)} | ${percentile(acks, 99).toFixed(1)} | ${(percentile(acks, 50) / percentile(baseline, 50)).toFixed(1)}× | ${percentile(texts, 50).toFixed(1)} | ${percentile(texts, 99).toFixed(1)} |`;
+    };
+    console.log(
+      `\nDiscord end to end (model TTFT ${TTFT_MS} ms; bare HTTP round trip p50 ${percentile(baseline, 50).toFixed(2)} ms)\n`,
+    );
+    console.log(
+      "| threads | mentions | ack p50 ms | ack p99 ms | ack p50 / bare HTTP | first text overhead p50 ms | first text overhead p99 ms |",
+    );
+    console.log("|---|---|---|---|---|---|---|");
+    console.log(row("1", sequential));
+    console.log(row(String(THREADS), concurrent));
+    console.log(
+      `\n${THREADS} threads: ${limited} responses with 429, ${rate.toFixed(1)} REST requests/s to Discord over ${concurrentSeconds.toFixed(0)} s`,
+    );
+    const acks = concurrent.map((s) => s.ack);
+    const texts = concurrent.map((s) => s.firstText);
+    const seqAcks = sequential.map((s) => s.ack);
+    const checks = [
+      ["ack p50 ≤ 10 ms (1 thread)", percentile(seqAcks, 50) <= 10],
+      [`ack p50 ≤ 10 ms (${THREADS} threads)`, percentile(acks, 50) <= 10],
+      ["ack p99 ≤ 100 ms (1 thread)", percentile(seqAcks, 99) <= 100],
+      [`ack p99 ≤ 100 ms (${THREADS} threads)`, percentile(acks, 99) <= 100],
+      [
+        "first text overhead p99 ≤ 50 ms (1 thread)",
+        percentile(
+          sequential.map((s) => s.firstText),
+          99,
+        ) <= 50,
+      ],
+      [`first text overhead p99 ≤ 50 ms (${THREADS} threads)`, percentile(texts, 99) <= 50],
+      [`zero 429s at ${THREADS} threads`, limited === 0],
+    ] as const;
+    console.log("");
+    for (const [name, ok] of checks) console.log(`${ok ? "✓" : "✗"} ${name}`);
+    if (args.verbose) {
+      for (const proc of processes) {
+        const warnings = proc.lines.filter((line) => /"level":(40|50|60)/.test(line));
+        console.log(
+          `\n${proc.role}: ${warnings.length} warnings/errors${warnings.length ? `, e.g.\n  ${warnings.slice(0, 3).join("\n  ")}` : ""}`,
+        );
+      }
+      for (const sample of [
+        ...sequential.slice(-1),
+        ...[...concurrent].sort((a, b) => b.firstText - a.firstText).slice(0, 2),
+      ]) {
+        console.log(
+          `\nslow first text (${sample.firstText.toFixed(1)} ms):\n  ${sample.timeline.slice(0, 12).join("\n  ")}`,
+        );
+      }
+    }
+    console.log(`\n(${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  } finally {
+    clearTimeout(deadline);
+    await cleanup();
+  }
+}
+
+await main();

@@ -1,0 +1,221 @@
+/**
+ * Slack latency: a mention → the bot's first visible acknowledgement (the gateway's 👀, added before any
+ * worker runs) and → the first streamed text, minus the model's own time to first token, at 1 and 50
+ * concurrent threads in one workspace.
+ *
+ * Everything is real except Slack and the model: the local fake Slack (test/fakes/slack-server.ts,
+ * enforcing Slack's published per-method budgets with HTTP 429), the local OpenAI-compatible server, a
+ * real Redis, and `threadline gateway` + `threadline worker` as separate processes (Socket Mode).
+ * Each phase gets a fresh fake, fresh processes and a fresh key prefix, so budgets start full. The
+ * baseline is the bare round trip of one Web API call from this process to the same fake.
+ *
+ *   npm run bench:slack
+ *   npm run bench:slack -- --sequential 10      fewer one-thread samples
+ *   npm run bench:slack -- --workers 2          scale out: two worker processes
+ */
+import { performance } from "node:perf_hooks";
+import { WebClient } from "@slack/web-api";
+import { SLACK_METHOD_BUDGETS } from "../src/slack/index.js";
+import { FakeOpenAIServer, textReply } from "../test/fakes/openai-server.js";
+import type { FakeRateLimit } from "../test/fakes/slack-server.js";
+import { FakeSlackServer } from "../test/fakes/slack-server.js";
+import { CliProcess } from "../test/support/process.js";
+import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
+
+const MODEL_TTFT_MS = 25;
+const args = process.argv.slice(2);
+const sequential = Number(args[args.indexOf("--sequential") + 1]) || 20;
+const workerCount = Number(args[args.indexOf("--workers") + 1]) || 1;
+
+interface Sample {
+  ackMs: number;
+  firstTextOverheadMs: number;
+}
+
+interface PhaseResult {
+  threads: number;
+  samples: Sample[];
+  rateLimited: number;
+}
+
+/** The model's time to first token per question (keyed by the question's unique text). */
+const modelTtft = new Map<string, number>();
+let questions = 0;
+
+const fakeBudgets: Record<string, FakeRateLimit> = Object.fromEntries(
+  Object.entries(SLACK_METHOD_BUDGETS).map(([method, budget]) => [
+    method,
+    { limit: budget.limit, windowMs: budget.windowMs, ...(budget.perChannel ? { perChannel: true } : {}) },
+  ]),
+);
+
+async function phase(threads: number, rounds: number): Promise<PhaseResult> {
+  const slack = await FakeSlackServer.start({ rateLimits: fakeBudgets });
+  slack.addUser("U0ALICE", "Alice");
+  const openai = await FakeOpenAIServer.start();
+  openai.handler = async (request) => {
+    if (request.path !== "/chat/completions") return undefined;
+    const arrived = performance.now();
+    const question = /question \d+/.exec(JSON.stringify(request.body))?.[0] ?? "";
+    await new Promise((resolve) => setTimeout(resolve, MODEL_TTFT_MS));
+    modelTtft.set(question, performance.now() - arrived);
+    return textReply("Hello! Here is a short answer from the model.", { pieceSize: 12 });
+  };
+  const prefix = uniquePrefix("bench-slack");
+  const env = {
+    SLACK_BOT_TOKEN: slack.config.botToken,
+    SLACK_APP_TOKEN: slack.config.appToken,
+    SLACK_SIGNING_SECRET: "",
+    SLACK_API_URL: slack.apiUrl,
+    DISCORD_TOKEN: "",
+    REDIS_URL,
+    THREADLINE_PREFIX: prefix,
+    OPENAI_BASE_URL: openai.baseURL,
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_MODEL: "fake-model",
+    LOG_LEVEL: "info",
+  };
+  const processes = await CliProcess.startAll([
+    ...Array.from({ length: workerCount }, () => CliProcess.start("worker", env, "worker started")),
+    CliProcess.start("gateway", env, "gateway receiving events"),
+  ]);
+  const samples: Sample[] = [];
+  try {
+    // Warm-up: caches (user names, auth), JIT, connections.
+    await measure(slack, "C0WARM", 1);
+    await resetBudgets(slack, prefix);
+    for (let round = 0; round < rounds; round++) samples.push(...(await measure(slack, "C0BENCH", threads)));
+    // Let every run finish so rate limits of the whole run (edits, stops, statuses) are counted.
+    await slack.store.waitFor(
+      "all runs stopped streaming",
+      () =>
+        slack.callsOf("chat.stopStream").filter((call) => call.outcome === "ok").length >=
+        threads * rounds + 1,
+      120_000,
+    );
+  } finally {
+    await Promise.all(processes.map((proc) => proc.stop()));
+    await slack.close();
+    await openai.close();
+    const redis = connect();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  }
+  return { threads, samples, rateLimited: slack.rateLimited };
+}
+
+/** Budgets start full for the measured mentions (the warm-up spent some): Redis counters and the fake's. */
+async function resetBudgets(slack: FakeSlackServer, prefix: string): Promise<void> {
+  const redis = connect();
+  const keys = await redis.keys(`${prefix}:slack-rl:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+  slack.resetRateLimits();
+}
+
+/** `threads` mentions at once in `channel`; resolves with one sample per mention. */
+async function measure(slack: FakeSlackServer, channel: string, threads: number): Promise<Sample[]> {
+  const mentions = Array.from({ length: threads }, () => {
+    const question = `question ${++questions}`;
+    const at = performance.now();
+    const message = slack.post({ user: "U0ALICE", channel, text: `<@U0BOT> ${question}` });
+    return { at, message, question };
+  });
+  // Index the calls incrementally: the fake runs in this process, so a slow check would delay it.
+  const firstText = new Map<string, number>();
+  const firstAck = new Map<string, number>();
+  let scanned = 0;
+  const scan = () => {
+    const calls = slack.store.calls;
+    for (; scanned < calls.length; scanned++) {
+      const call = calls[scanned]!;
+      if (call.outcome !== "ok") continue;
+      if (call.method === "chat.startStream" || call.method === "chat.postMessage") {
+        const ts = String(call.args.thread_ts);
+        if (!firstText.has(ts)) firstText.set(ts, call.hrAt);
+      } else if (call.method === "reactions.add") {
+        const ts = String(call.args.timestamp);
+        if (!firstAck.has(ts)) firstAck.set(ts, call.hrAt);
+      }
+    }
+    return mentions.every(({ message }) => firstText.has(message.ts));
+  };
+  await slack.store.waitFor(`first text in ${threads} thread(s)`, () => scan() || undefined, 60_000);
+  // The gateway's 👀 may (rarely) come after the first text; wait for it too.
+  await slack.store.waitFor(
+    `acknowledgements in ${threads} thread(s)`,
+    () => {
+      scan();
+      return mentions.every(({ message }) => firstAck.has(message.ts)) || undefined;
+    },
+    60_000,
+  );
+  return mentions.map(({ at, message, question }) => {
+    return {
+      ackMs: (firstAck.get(message.ts) ?? Number.NaN) - at,
+      firstTextOverheadMs: firstText.get(message.ts)! - at - (modelTtft.get(question) ?? Number.NaN),
+    };
+  });
+}
+
+/** The bare round trip of one Web API call to the fake from this process. */
+async function baseline(): Promise<number[]> {
+  const slack = await FakeSlackServer.start();
+  const client = new WebClient(slack.config.botToken, { slackApiUrl: slack.apiUrl });
+  const root = slack.post({ user: "U0ALICE", channel: "C0BASE", text: "hi" });
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const started = performance.now();
+    await client.reactions.add({ channel: "C0BASE", timestamp: root.ts, name: `e${i}` });
+    if (i >= 10) times.push(performance.now() - started);
+  }
+  await slack.close();
+  return times;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+async function main() {
+  const redis = connect();
+  await requireRedis(redis);
+  redis.disconnect();
+  const base = median(await baseline());
+  const results = [await phase(1, sequential), await phase(50, 1)];
+  console.log(
+    `\nSlack latency (fake Slack with Slack's method budgets; model TTFT ${MODEL_TTFT_MS} ms subtracted)`,
+  );
+  console.log(
+    `baseline: one bare Web API round trip to the fake = ${ms(base)} (p50); ${workerCount} worker process(es)\n`,
+  );
+  console.log("| threads | samples | ack p50 | ack p99 | first text overhead p50 | p99 | 429s | targets |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const result of results) {
+    const acks = result.samples.map((s) => s.ackMs);
+    const texts = result.samples.map((s) => s.firstTextOverheadMs);
+    const [ackP50, ackP99, textP50, textP99] = [
+      percentile(acks, 50),
+      percentile(acks, 99),
+      percentile(texts, 50),
+      percentile(texts, 99),
+    ];
+    const met = ackP50 <= 10 && ackP99 <= 100 && textP99 <= 50 && result.rateLimited === 0;
+    console.log(
+      `| ${result.threads} | ${result.samples.length} | ${ms(ackP50)} (${(ackP50 / base).toFixed(1)}× base) | ${ms(ackP99)} | ${ms(textP50)} | ${ms(textP99)} | ${result.rateLimited} | ${met ? "met" : "MISSED"} |`,
+    );
+  }
+  console.log(
+    "\ntargets: ack p50 ≤ 10 ms, p99 ≤ 100 ms; first text overhead p99 ≤ 50 ms; no 429 at 50 threads",
+  );
+}
+
+await main();

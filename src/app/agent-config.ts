@@ -1,0 +1,145 @@
+import type { Env, ThreadlineConfig } from "../config/index.js";
+import {
+  type ContextEvent,
+  type ContextWindowInfo,
+  contextWindowFor,
+  createContextManager,
+  createModelSummarizer,
+  createTokenCounter,
+  type OpenAIModelInit,
+  type OpenAIProviderOptions,
+} from "../llm/index.js";
+import type { AgentSetup, RunLogger, RunTool, ToolRunContext } from "../runs/index.js";
+import {
+  type AnyToolDefinition,
+  bindTools,
+  builtinTools,
+  withApprovalPolicies,
+  workspaceDirFor,
+} from "../tools/index.js";
+
+/** Root of the per-thread workspaces unless `workspaceDir` / `THREADLINE_WORKSPACE_DIR` say otherwise. */
+export const DEFAULT_WORKSPACE_DIR = ".threadline/workspaces";
+
+/** Model and provider settings from the environment refined by the config module. */
+export function modelSettings(
+  env: Env,
+  config: ThreadlineConfig,
+): { model: OpenAIModelInit; provider: OpenAIProviderOptions; window: ContextWindowInfo } {
+  const settings = config.model ?? {};
+  const id = settings.id ?? env.OPENAI_MODEL;
+  const window = contextWindowFor(id, settings.contextWindow ?? env.OPENAI_CONTEXT_WINDOW);
+  const model: OpenAIModelInit = { id, contextWindow: window.tokens };
+  const provider: OpenAIProviderOptions = {};
+  if (env.OPENAI_API_KEY) provider.apiKey = env.OPENAI_API_KEY;
+  if (env.OPENAI_BASE_URL) {
+    provider.baseURL = env.OPENAI_BASE_URL;
+    model.baseUrl = env.OPENAI_BASE_URL;
+  }
+  if (settings.maxOutputTokens !== undefined) {
+    provider.maxTokens = settings.maxOutputTokens;
+    model.maxTokens = settings.maxOutputTokens;
+  }
+  if (settings.temperature !== undefined) provider.temperature = settings.temperature;
+  if (settings.reasoning !== undefined) provider.reasoning = settings.reasoning;
+  if (settings.headers !== undefined) provider.headers = settings.headers;
+  if (settings.prices !== undefined) model.cost = settings.prices;
+  return { model, provider, window };
+}
+
+/**
+ * The tools a worker offers, in order: built-ins (a tool of yours with the same name replaces one), yours,
+ * then MCP servers'; `config.approvals` overrides their policies by name.
+ */
+export function toolDefinitions(
+  config: ThreadlineConfig,
+  mcpTools: readonly AnyToolDefinition[] = [],
+): AnyToolDefinition[] {
+  const own = config.tools ?? [];
+  const names = new Set(own.map((tool) => tool.name));
+  const builtins = builtinTools(config.builtinTools).filter((tool) => !names.has(tool.name));
+  return withApprovalPolicies([...builtins, ...own, ...mcpTools], config.approvals ?? {});
+}
+
+/** The per-run tools: each definition bound to the run's thread, requester and workspace. */
+export function runToolsFactory(
+  env: Env,
+  config: ThreadlineConfig,
+  definitions: readonly AnyToolDefinition[],
+  staticTools: readonly RunTool[] = [],
+): (ctx: ToolRunContext) => RunTool[] {
+  const root = config.workspaceDir ?? env.THREADLINE_WORKSPACE_DIR ?? DEFAULT_WORKSPACE_DIR;
+  // A static tool (THREADLINE_TOOLS_MODULE) wins over a definition of the same name.
+  const taken = new Set(staticTools.map((tool) => tool.name));
+  const bindable = definitions.filter((tool) => !taken.has(tool.name));
+  return (ctx) => [
+    ...staticTools,
+    ...bindTools(bindable, { ...ctx, workspaceDir: workspaceDirFor(root, ctx.threadId) }),
+  ];
+}
+
+/** The configured system prompt, or `fallback`. */
+export function systemPromptOf(config: ThreadlineConfig, fallback: string): AgentSetup["systemPrompt"] {
+  const prompt = config.systemPrompt;
+  if (typeof prompt !== "function") return prompt ?? fallback;
+  return (ctx) => prompt({ threadId: ctx.threadId, thread: ctx.thread, requester: ctx.requester });
+}
+
+function logContextEvent(log: RunLogger | undefined, event: ContextEvent): void {
+  if (!log) return;
+  switch (event.type) {
+    case "summarized":
+      log.info(
+        { covered: event.covered, persisted: event.persisted },
+        "older turns summarized to fit the context window",
+      );
+      break;
+    case "summary_failed":
+      log.warn(
+        { err: event.error },
+        "summarizing older turns failed; they are left out of the request instead",
+      );
+      break;
+    case "over_budget":
+      log.warn(
+        { tokens: event.tokens, budget: event.budget },
+        "request still exceeds the context budget after trimming",
+      );
+      break;
+    case "error":
+      log.error({ err: event.error }, "context trimming failed");
+      break;
+    default:
+      break;
+  }
+}
+
+/** The run-level context manager: token budget from the model's window, summaries with the same model. */
+export function contextTransformFor(
+  setup: Pick<AgentSetup, "model" | "streamFn" | "streamOptions">,
+  window: ContextWindowInfo,
+  config: ThreadlineConfig,
+  log?: RunLogger,
+): NonNullable<AgentSetup["contextTransform"]> {
+  // Our tokenizer is OpenAI's; other models' tokenizers may count up to a quarter more.
+  const counter = createTokenCounter({ safetyFactor: window.openAITokenizer ? 1.05 : 1.25 });
+  const maxSummaryTokens = 1_200;
+  const summarize =
+    config.context?.summarize === false
+      ? undefined
+      : createModelSummarizer({
+          streamFn: setup.streamFn,
+          model: setup.model,
+          maxInputTokens: Math.max(1_024, window.tokens - maxSummaryTokens - 512),
+          maxSummaryTokens,
+          counter,
+        });
+  const options: Parameters<typeof createContextManager>[0] = {
+    contextWindow: window.tokens,
+    counter,
+    onEvent: (event) => logContextEvent(log, event),
+  };
+  if (config.model?.maxOutputTokens !== undefined) options.reserveOutputTokens = config.model.maxOutputTokens;
+  if (summarize) options.summarize = summarize;
+  return createContextManager(options);
+}

@@ -1,0 +1,94 @@
+import type { QueueMode } from "../agent/index.js";
+import type { ReactionNames } from "../chat/index.js";
+import type { ReasoningLevel } from "../llm/index.js";
+import type {
+  AnyToolDefinition,
+  BuiltinToolsOptions,
+  McpServerConfig,
+  ToolApproval,
+  ToolThread,
+  ToolUser,
+} from "../tools/index.js";
+
+/** Model settings that code expresses better than environment variables. */
+export interface ModelSettings {
+  /** Model name. Default: `OPENAI_MODEL`. */
+  id?: string;
+  /** Input window in tokens. Default: `OPENAI_CONTEXT_WINDOW`, else known per model, else 16 384. */
+  contextWindow?: number;
+  /** Output limit sent with every request (and kept free in the window). Default: not sent. */
+  maxOutputTokens?: number;
+  /** Sampling temperature. Default: not sent. */
+  temperature?: number;
+  /** Reasoning effort for reasoning models. Default: not sent. */
+  reasoning?: ReasoningLevel;
+  /** Prices per million tokens, for the run footer's cost. */
+  prices?: { input?: number; output?: number; cacheRead?: number };
+  /** Extra HTTP headers on every model request. */
+  headers?: Record<string, string>;
+}
+
+/** What a system prompt function gets. */
+export interface SystemPromptContext {
+  threadId: string;
+  thread: ToolThread;
+  requester: ToolUser;
+}
+
+/** How long threads are kept inside the model's context window. */
+export interface ContextSettings {
+  /** Summarize the oldest turns with one model call when a thread outgrows the window. Default true. */
+  summarize?: boolean;
+}
+
+/**
+ * The config module (`threadline.config.ts` / `.mjs`, or the file `THREADLINE_CONFIG` names): what code
+ * expresses better than environment variables. Every field is optional. Values set here win over the
+ * matching environment variables; approver lists are merged.
+ */
+export interface ThreadlineConfig {
+  /** Replaces the default system prompt; a function is called once per run. */
+  systemPrompt?: string | ((ctx: SystemPromptContext) => string);
+  model?: ModelSettings;
+  /** Your tools, made with `defineTool`. */
+  tools?: AnyToolDefinition[];
+  /** Built-in tools: `fetchUrl` and `files` are on, `shell` is off unless enabled here. */
+  builtinTools?: BuiltinToolsOptions;
+  /** MCP servers by name; their tools are called `<name>__<tool>` and need approval unless configured. */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Approval policy by tool name (built-in, yours, or `<server>__<tool>`); wins over the tool's own. */
+  approvals?: Record<string, ToolApproval>;
+  /** User ids that may approve tools and stop runs in every thread (besides the run's requester). */
+  approvers?: string[];
+  /** How long an approval card waits before it counts as denied. Default 10 minutes. */
+  approvalTimeoutMs?: number;
+  /** Only these users / channels (platform ids) may start runs or talk to a run. Default: everyone. */
+  allow?: { users?: string[]; channels?: string[] };
+  /** Emoji names of the reaction vocabulary. */
+  reactions?: Partial<ReactionNames>;
+  /** Where a reply to a busy agent goes by default. Default `"steer"`. */
+  defaultDisposition?: "steer" | "followUp";
+  /** How many queued steering / follow-up messages reach the agent at once. Default `"one-at-a-time"`. */
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  /** Require a mention to start a run from a reply in an idle thread. Default false. */
+  requireMentionWhenIdle?: boolean;
+  /** Queued messages per thread before new ones are refused. Default 20. */
+  queueCap?: number;
+  /** Limits of one run. */
+  budgets?: { maxTurns?: number; maxWallMs?: number; maxTokens?: number };
+  /** Show the run footer (turns, tool calls, tokens, cost). Default true. */
+  footer?: boolean;
+  /** Root of the per-thread workspace directories. Default `THREADLINE_WORKSPACE_DIR` or `.threadline/workspaces`. */
+  workspaceDir?: string;
+  context?: ContextSettings;
+}
+
+/**
+ * Types a config module's default export (and does nothing else).
+ * @example
+ * export default defineConfig({ systemPrompt: "You are our ops bot.", tools: [getWeather] });
+ */
+export function defineConfig(config: ThreadlineConfig): ThreadlineConfig {
+  return config;
+}

@@ -1,0 +1,166 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type {
+  ApprovalDecision,
+  ButtonReply,
+  ChatInbound,
+  ChatUser,
+  IncomingMessage,
+  ThreadRef,
+} from "../chat/index.js";
+import { PlaygroundError, type PlaygroundStore } from "./store.js";
+import type { PlaygroundMessage, PlaygroundThread } from "./types.js";
+
+/** The workspace and channel every playground thread lives in. */
+export const PLAYGROUND_WORKSPACE = "local";
+export const PLAYGROUND_CHANNEL = "playground";
+
+/** The ThreadRef of a playground thread id. */
+export function playgroundThread(id: string): ThreadRef {
+  return { platform: "playground", workspace: PLAYGROUND_WORKSPACE, channel: PLAYGROUND_CHANNEL, thread: id };
+}
+
+/** A thread title from its first message: the first line, at most 60 characters. */
+export function threadTitle(text: string): string {
+  const line = text.trim().split("\n")[0]?.trim() ?? "";
+  if (line === "") return "New thread";
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+/** Options of {@link PlaygroundActions}. */
+export interface PlaygroundActionsOptions {
+  store: PlaygroundStore;
+  inbound: ChatInbound;
+  /** The bot's display name; `@<name>` in a message mentions it. */
+  botName: string;
+}
+
+/**
+ * What people do in the playground, as the HTTP API exposes it: each action records its visible effect in
+ * the {@link PlaygroundStore} first (so the browser shows it and the gateway's reactions have a message
+ * to land on) and then hands the normalized event to the {@link ChatInbound}, exactly as the Slack and
+ * Discord adapters do. Actions reject with `PlaygroundError` when the thread or message is unknown or the
+ * user may not change it, and with whatever the inbound rejects with.
+ */
+export class PlaygroundActions {
+  private readonly store: PlaygroundStore;
+  private readonly inbound: ChatInbound;
+  private readonly mention: RegExp;
+
+  constructor(options: PlaygroundActionsOptions) {
+    this.store = options.store;
+    this.inbound = options.inbound;
+    const name = options.botName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    this.mention = new RegExp(`(^|\\s)@${name}\\b[,:]?\\s*`, "gi");
+  }
+
+  /** Starts a thread with a message that mentions the bot. */
+  async createThread(
+    user: ChatUser,
+    text: string,
+  ): Promise<{ thread: PlaygroundThread; message: PlaygroundMessage }> {
+    const now = Date.now();
+    const thread: PlaygroundThread = {
+      id: `t-${randomBytes(6).toString("hex")}`,
+      title: threadTitle(this.stripMention(text).text),
+      createdAt: now,
+      createdBy: user,
+      lastActivity: now,
+    };
+    await this.store.createThread(thread);
+    const message = await this.submit(thread.id, user, text, true);
+    return { thread, message };
+  }
+
+  /** Posts a reply in a thread; it mentions the bot when it contains `@<bot name>`. */
+  async reply(threadId: string, user: ChatUser, text: string): Promise<PlaygroundMessage> {
+    await this.requireThread("reply", threadId);
+    return this.submit(threadId, user, text, false);
+  }
+
+  /** Replaces the text of the user's own message. */
+  async edit(threadId: string, messageId: string, user: ChatUser, text: string): Promise<void> {
+    const { text: clean, mentionsBot } = this.stripMention(text);
+    await this.store.editText(threadId, messageId, clean, { kinds: ["user"], authorId: user.id });
+    await this.inbound.messageEdited(this.incoming(threadId, messageId, user, clean, mentionsBot));
+  }
+
+  /** Deletes the user's own message. */
+  async delete(threadId: string, messageId: string, user: ChatUser): Promise<void> {
+    await this.store.deleteMessage(threadId, messageId, { kinds: ["user"], authorId: user.id });
+    await this.inbound.messageDeleted(playgroundThread(threadId), messageId);
+  }
+
+  /** Adds or removes the user's reaction (an emoji name) on any message. */
+  async react(
+    threadId: string,
+    messageId: string,
+    user: ChatUser,
+    emoji: string,
+    added: boolean,
+  ): Promise<void> {
+    await this.requireThread("react", threadId);
+    if (!(await this.store.setReaction(threadId, messageId, emoji, user, added))) return;
+    await this.inbound.reaction({ thread: playgroundThread(threadId), messageId, user, emoji, added });
+  }
+
+  /** Clicks an approval card's button; resolves with what only the clicker is told. */
+  async click(
+    threadId: string,
+    approvalId: string,
+    user: ChatUser,
+    decision: ApprovalDecision,
+  ): Promise<ButtonReply> {
+    await this.requireThread("button", threadId);
+    return this.inbound.button({ thread: playgroundThread(threadId), approvalId, decision, user });
+  }
+
+  private async submit(
+    threadId: string,
+    user: ChatUser,
+    text: string,
+    forceMention: boolean,
+  ): Promise<PlaygroundMessage> {
+    const stripped = this.stripMention(text);
+    const mentionsBot = forceMention || stripped.mentionsBot;
+    const message: PlaygroundMessage = {
+      id: `u-${randomUUID()}`,
+      kind: "user",
+      author: user,
+      text: stripped.text,
+      sentAt: Date.now(),
+      reactions: [],
+    };
+    if (mentionsBot) message.mentionsBot = true;
+    await this.store.addMessage(threadId, message);
+    await this.inbound.message(this.incoming(threadId, message.id, user, message.text, mentionsBot));
+    return message;
+  }
+
+  private incoming(
+    threadId: string,
+    id: string,
+    author: ChatUser,
+    text: string,
+    mentionsBot: boolean,
+  ): IncomingMessage {
+    return {
+      id,
+      thread: playgroundThread(threadId),
+      author,
+      text,
+      attachments: [],
+      mentionsBot,
+      sentAt: Date.now(),
+    };
+  }
+
+  private stripMention(text: string): { text: string; mentionsBot: boolean } {
+    const stripped = text.replace(this.mention, "$1").trim();
+    return { text: stripped, mentionsBot: stripped !== text.trim() };
+  }
+
+  private async requireThread(operation: string, threadId: string): Promise<void> {
+    if (!(await this.store.hasThread(threadId)))
+      throw new PlaygroundError(operation, "thread_not_found", threadId);
+  }
+}

@@ -1,0 +1,103 @@
+// How one message looks: author line, Markdown body or approval card, reactions and the hover toolbar.
+// Everything from the server passes through escapeHtml or the safe Markdown renderer.
+import { escapeHtml, renderMarkdown } from "./markdown.js";
+
+/** What rendering needs to know: the bot's info (names, emoji, reactions) and who is looking (`me`). */
+export const view = { info: undefined, me: undefined };
+
+/** A short local time. */
+export const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+
+const emoji = (name) => view.info.emoji[name] ?? `:${name}:`;
+
+export function messageElement(message) {
+  const element = document.createElement("article");
+  element.className = `msg msg-${message.kind}`;
+  element.dataset.messageId = message.id;
+  element.dataset.kind = message.kind;
+  const bot = message.kind !== "user";
+  element.innerHTML = `
+    <div class="avatar" aria-hidden="true">${escapeHtml(message.author.name.slice(0, 1).toUpperCase())}</div>
+    <div class="content">
+      <header><span class="author">${escapeHtml(message.author.name)}</span>${bot ? '<span class="badge">bot</span>' : ""}
+        <time>${clock(message.sentAt)}</time><span class="edited"></span></header>
+      <div class="text"></div>
+      <div class="reactions"></div>
+    </div>
+    <div class="actions" role="toolbar" aria-label="Message actions">${actionButtons(message)}</div>`;
+  renderBody(element, message);
+  renderReactions(element, message);
+  return element;
+}
+
+function actionButtons(message) {
+  const { steer, followUp, stop } = view.info.reactions;
+  const react = (name, label) =>
+    `<button type="button" data-react="${escapeHtml(name)}" title="${label}" aria-label="React ${emoji(name)} ${label}">${emoji(name)}</button>`;
+  let html = "";
+  if (message.kind === "user") html += react(steer, "steer") + react(followUp, "follow-up");
+  html += react(stop, "stop");
+  if (message.kind === "user" && message.author.id === view.me.id) {
+    html += '<button type="button" data-edit title="Edit" aria-label="Edit message">✏️</button>';
+    html += '<button type="button" data-delete title="Delete" aria-label="Delete message">🗑️</button>';
+  }
+  return html;
+}
+
+export function renderBody(element, message) {
+  const body = element.querySelector(".text");
+  if (message.card) body.innerHTML = cardHtml(message.card);
+  else {
+    const mention = message.mentionsBot
+      ? `<span class="mention-tag">@${escapeHtml(view.info.botName)}</span> `
+      : "";
+    body.innerHTML = renderMarkdown(message.text).replace(/^<p>/, `<p>${mention}`) || mention;
+  }
+  element.querySelector(".edited").textContent =
+    message.editedAt && message.kind === "user" ? "(edited)" : "";
+}
+
+function cardHtml(card) {
+  const s = card.state;
+  const tool = `<code>${escapeHtml(card.toolName)}</code>`;
+  let html = `<div class="card ${s.kind}"><div class="card-title">🔐 ${s.kind === "pending" ? "Approval needed" : "Approval"} to run ${tool}</div>`;
+  html += `<pre>${escapeHtml(card.argumentsText)}</pre>`;
+  const by = (user) => escapeHtml(user.name);
+  switch (s.kind) {
+    case "pending": {
+      const who = card.approvers.length > 0 ? `${escapeHtml(card.approvers.join(", "))} can decide · ` : "";
+      html += `<p class="card-meta">${who}expires at ${clock(card.expiresAt)}</p>`;
+      if (s.waitingMessages > 0)
+        html += `<p class="card-meta">⏳ ${s.waitingMessages} ${s.waitingMessages === 1 ? "message" : "messages"} waiting for this decision</p>`;
+      const id = escapeHtml(card.approvalId);
+      html += `<div class="card-buttons">
+        <button type="button" class="approve" data-approval="${id}" data-decision="approve">Approve</button>
+        <button type="button" class="deny" data-approval="${id}" data-decision="deny">Deny</button>
+        <button type="button" class="always" data-approval="${id}" data-decision="always">Always allow ${tool} in this thread</button>
+      </div>`;
+      break;
+    }
+    case "approved":
+      html += `<p class="card-decision">✅ ${s.always ? `Always allowed ${tool} in this thread` : "Approved"} by ${by(s.by)} · ${clock(s.at)}</p>`;
+      break;
+    case "denied":
+      html += `<p class="card-decision">❌ Denied by ${by(s.by)} · ${clock(s.at)}</p>`;
+      break;
+    case "expired":
+      html += `<p class="card-decision">⌛ Denied: approval timed out · ${clock(s.at)}</p>`;
+      break;
+    default:
+      html += `<p class="card-decision">🚫 Cancelled: ${escapeHtml(s.reason ?? "")}</p>`;
+  }
+  return `${html}</div>`;
+}
+
+export function renderReactions(element, message) {
+  element.querySelector(".reactions").innerHTML = message.reactions
+    .map(({ emoji: name, users }) => {
+      const mine = users.some((user) => user.id === view.me.id);
+      const who = escapeHtml(users.map((user) => user.name).join(", "));
+      return `<button type="button" class="reaction${mine ? " mine" : ""}" data-react="${escapeHtml(name)}" data-emoji="${escapeHtml(name)}" title="${who}">${emoji(name)} <span>${users.length}</span></button>`;
+    })
+    .join("");
+}

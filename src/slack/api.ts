@@ -1,0 +1,112 @@
+import { type RetryOptions, WebClient, type WebClientOptions } from "@slack/web-api";
+import { boltLogger } from "./bolt-logger.js";
+import { DEFAULT_SLACK_API_URL, SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
+import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
+
+/** A failed Slack Web API call, with the context needed to act on it in logs. */
+export class SlackApiError extends Error {
+  constructor(
+    /** The Web API method, e.g. `chat.update`. */
+    readonly method: string,
+    /** Slack's error code (`channel_not_found`, `ratelimited`, …) or `request_failed` for transport errors. */
+    readonly code: string,
+    /** Workspace (team) id. */
+    readonly team: string,
+    /** Channel id, when the call had one. */
+    readonly channel: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(`Slack ${method} failed in ${team}${channel ? `/${channel}` : ""}: ${code}`, options);
+    this.name = "SlackApiError";
+  }
+}
+
+/**
+ * Retries for every call: transport errors and 429s (after the `Retry-After` Slack sends) are retried up
+ * to 6 times, so a rate-limited final edit still arrives.
+ */
+export const SLACK_RETRY: RetryOptions = { retries: 6, factor: 1.6, minTimeout: 200, maxTimeout: 5_000 };
+
+/** Options of {@link createSlackClient}. */
+export interface SlackClientOptions {
+  /** Bot token (`xoxb-…`). */
+  token: string;
+  /** Web API base URL. Default `https://slack.com/api/`. */
+  apiUrl?: string;
+  /** Overrides {@link SLACK_RETRY} (tests shorten it). */
+  retry?: RetryOptions;
+  /** Where the client's own warnings (retries, rate limits) go. Default: nowhere. */
+  log?: SlackLogger;
+  /** The HTTP `fetch` of the Web API calls. Default: Node's global `fetch`. */
+  fetch?: WebClientOptions["fetch"];
+}
+
+/** The WebClient options every Slack client of the product uses (bolt's included), honouring `apiUrl`. */
+export function slackClientOptions(options: Omit<SlackClientOptions, "token">): WebClientOptions {
+  const clientOptions: WebClientOptions = {
+    slackApiUrl: normalizeApiUrl(options.apiUrl ?? DEFAULT_SLACK_API_URL),
+    retryConfig: options.retry ?? SLACK_RETRY,
+    logger: boltLogger(options.log ?? SILENT_SLACK_LOGGER),
+  };
+  if (options.fetch !== undefined) clientOptions.fetch = options.fetch;
+  return clientOptions;
+}
+
+/** A bot-token WebClient pointed at `apiUrl`. */
+export function createSlackClient(options: SlackClientOptions): WebClient {
+  return new WebClient(options.token, slackClientOptions(options));
+}
+
+/** `https://host/api` → `https://host/api/` (WebClient appends method names). */
+export function normalizeApiUrl(url: string): string {
+  return url.endsWith("/") ? url : `${url}/`;
+}
+
+/** What a call is about, for budgets and errors. */
+export interface CallScope {
+  team: string;
+  channel?: string;
+}
+
+/** A Web API call result (Slack's JSON). */
+export type SlackResult = Record<string, unknown>;
+
+/**
+ * Web API calls through the shared method budgets. `call` waits for budget, then calls; every failure
+ * becomes a {@link SlackApiError}. `tryCall` returns `undefined` when a best-effort budget is used up.
+ */
+export class SlackApi {
+  constructor(
+    readonly client: WebClient,
+    private readonly limiter: SlackRateLimiter = UNLIMITED,
+  ) {}
+
+  async call(method: string, scope: CallScope, args: Record<string, unknown>): Promise<SlackResult> {
+    await this.limiter.acquire(method, scope.team, scope.channel);
+    return this.send(method, scope, args);
+  }
+
+  async tryCall(
+    method: string,
+    scope: CallScope,
+    args: Record<string, unknown>,
+  ): Promise<SlackResult | undefined> {
+    if (!(await this.limiter.acquire(method, scope.team, scope.channel))) return undefined;
+    return this.send(method, scope, args);
+  }
+
+  private async send(method: string, scope: CallScope, args: Record<string, unknown>): Promise<SlackResult> {
+    try {
+      return (await this.client.apiCall(method, args)) as unknown as SlackResult;
+    } catch (err) {
+      throw new SlackApiError(method, errorCode(err), scope.team, scope.channel, { cause: err });
+    }
+  }
+}
+
+/** Slack's error code of a WebClient error (`data.error`), else `request_failed`. */
+export function errorCode(err: unknown): string {
+  if (err instanceof SlackApiError) return err.code;
+  const data = (err as { data?: { error?: unknown } } | undefined)?.data;
+  return typeof data?.error === "string" ? data.error : "request_failed";
+}

@@ -1,0 +1,26 @@
+/**
+ * Threadline on Slack: bolt inbound (Socket Mode or the HTTP Events API) for the gateway, a WebClient
+ * outbound for workers (native streaming or post + edit, reactions, statuses, Block Kit approval cards),
+ * shared per-workspace method budgets in Redis, and the allowlists.
+ */
+export { SLACK_RETRY, SlackApi, SlackApiError, slackClientOptions } from "./api.js";
+export {
+  APPROVAL_ACTION_PREFIX,
+  approvalActionId,
+  approvalBlocks,
+  parseApprovalAction,
+} from "./approval-blocks.js";
+export type { SlackConnection } from "./inbound.js";
+export { OPEN_ACCESS, type SlackAccess, type SlackLogger } from "./options.js";
+export { SLACK_LIMITS, SlackOutbound, type SlackOutboundOptions } from "./outbound.js";
+export { createSlackPlatform, type SlackPlatformOptions } from "./platform.js";
+export {
+  createRedisRateLimiter,
+  type MethodBudget,
+  type RedisRateLimiterOptions,
+  SLACK_METHOD_BUDGETS,
+  type SlackRateLimiter,
+  UNLIMITED,
+} from "./rate-limit.js";
+export { memoryRecipientStore, type RecipientStore, redisRecipientStore } from "./recipients.js";
+export { mrkdwnToStreamMarkdown } from "./stream-markdown.js";

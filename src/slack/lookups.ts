@@ -1,0 +1,117 @@
+import type { ChatUser } from "../chat/index.js";
+import type { SlackApi } from "./api.js";
+
+/** A bounded map whose entries expire; the oldest entry goes first when full. */
+export class ExpiringMap<V> {
+  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly ttlMs: number,
+  ) {}
+
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Adds `key`; false when it was already there (a duplicate). */
+  claim(key: string, value: V): boolean {
+    if (this.get(key) !== undefined) return false;
+    this.set(key, value);
+    return true;
+  }
+}
+
+/**
+ * Display names of Slack users (`users.info`: display name, else real name, else handle), cached for an
+ * hour. A failed lookup falls back to the user id and is not cached. Concurrent lookups of one user share
+ * one call.
+ */
+export class UserNames {
+  private readonly cache = new ExpiringMap<Promise<string>>(10_000, 60 * 60 * 1000);
+
+  constructor(private readonly api: SlackApi) {}
+
+  /** The user with a display name; never rejects. */
+  async user(team: string, id: string, isBot = false): Promise<ChatUser> {
+    const user: ChatUser = { id, name: await this.name(team, id) };
+    if (isBot) user.isBot = true;
+    return user;
+  }
+
+  private name(team: string, id: string): Promise<string> {
+    const key = `${team}:${id}`;
+    let pending = this.cache.get(key);
+    if (pending === undefined) {
+      pending = this.lookup(team, id).catch(() => {
+        this.cache.delete(key);
+        return id;
+      });
+      this.cache.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async lookup(team: string, id: string): Promise<string> {
+    const result = await this.api.call("users.info", { team }, { user: id });
+    const user = result.user as
+      | { name?: string; real_name?: string; profile?: { display_name?: string; real_name?: string } }
+      | undefined;
+    const candidates = [user?.profile?.display_name, user?.profile?.real_name, user?.real_name, user?.name];
+    return candidates.find((name) => typeof name === "string" && name.trim() !== "") ?? id;
+  }
+}
+
+/**
+ * Which thread a message belongs to (Slack's reaction and click events name only the message). Answers
+ * from what the gateway has seen, else asks `conversations.replies` (whose first message carries the
+ * thread's `thread_ts`) and remembers the answer.
+ */
+export class ThreadLookup {
+  private readonly known = new ExpiringMap<string>(50_000, 24 * 60 * 60 * 1000);
+
+  constructor(private readonly api: SlackApi) {}
+
+  /** Records that message `ts` in `channel` belongs to thread `threadTs`. */
+  remember(channel: string, ts: string, threadTs: string): void {
+    this.known.set(`${channel}:${ts}`, threadTs);
+  }
+
+  /** The thread ts of message `ts`; the message itself when Slack cannot tell. Never rejects. */
+  async threadOf(team: string, channel: string, ts: string): Promise<string> {
+    const cached = this.known.get(`${channel}:${ts}`);
+    if (cached !== undefined) return cached;
+    try {
+      const result = await this.api.call(
+        "conversations.replies",
+        { team, channel },
+        { channel, ts, limit: 1 },
+      );
+      const first = (result.messages as { thread_ts?: string }[] | undefined)?.[0];
+      const threadTs = first?.thread_ts ?? ts;
+      this.remember(channel, ts, threadTs);
+      return threadTs;
+    } catch {
+      return ts;
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import type { RetryOptions, WebClientOptions } from "@slack/web-api";
+import type { ChatInbound, ChatPlatform } from "../chat/index.js";
+import { createSlackClient, SlackApi } from "./api.js";
+import { type SlackConnection, SlackInbound } from "./inbound.js";
+import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } from "./options.js";
+import { SlackOutbound } from "./outbound.js";
+import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
+import type { RecipientStore } from "./recipients.js";
+
+/** Options of {@link createSlackPlatform}. */
+export interface SlackPlatformOptions {
+  /** Bot token (`xoxb-…`). */
+  botToken: string;
+  /**
+   * How the gateway receives events. Needed only by processes that call `start` (the gateway); workers
+   * never connect.
+   */
+  connection?: SlackConnection;
+  /** Web API base URL (`SLACK_API_URL`); default Slack's. Used by every client: bolt, Socket Mode, workers. */
+  apiUrl?: string;
+  /** Shared method budgets (Redis-backed in production). Default: unlimited. */
+  rateLimiter?: SlackRateLimiter;
+  /** Allowlists; default: everyone, no other bots. */
+  access?: SlackAccess;
+  /** Reaction names the gateway acts on (others are dropped before any lookup). Default: all. */
+  watchedReactions?: string[];
+  /** Recipients of native streams, shared between gateway and workers. Without it, replies in channels are posted and edited. */
+  recipients?: RecipientStore;
+  /** Native streaming where the workspace supports it. Default `true`. */
+  streaming?: boolean;
+  /** WebClient retry policy (tests shorten it). */
+  retry?: RetryOptions;
+  /**
+   * The HTTP `fetch` of the workers' and the gateway's Web API calls (a keep-alive `node:http` fetch costs
+   * less CPU per call than Node's global `fetch`). Default: the global `fetch`.
+   */
+  fetch?: WebClientOptions["fetch"];
+  log?: SlackLogger;
+}
+
+/**
+ * Threadline on Slack: `outbound` is the workers' REST client ({@link SlackOutbound}); `start` connects
+ * the gateway with bolt (Socket Mode or HTTP) and delivers normalized events to the given
+ * {@link ChatInbound}. `stop` disconnects; idempotent.
+ * @throws Error from `start` when no `connection` was given or Slack rejects the bot token.
+ */
+export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform {
+  const log = options.log ?? SILENT_SLACK_LOGGER;
+  const clientOptions: Parameters<typeof createSlackClient>[0] = { token: options.botToken, log };
+  if (options.apiUrl !== undefined) clientOptions.apiUrl = options.apiUrl;
+  if (options.retry !== undefined) clientOptions.retry = options.retry;
+  if (options.fetch !== undefined) clientOptions.fetch = options.fetch;
+  const api = new SlackApi(createSlackClient(clientOptions), options.rateLimiter ?? UNLIMITED);
+  const outboundOptions: ConstructorParameters<typeof SlackOutbound>[0] = { api, log };
+  if (options.streaming !== undefined) outboundOptions.streaming = options.streaming;
+  if (options.recipients !== undefined) outboundOptions.recipients = options.recipients;
+  const outbound = new SlackOutbound(outboundOptions);
+  let inbound: SlackInbound | undefined;
+  return {
+    platform: "slack",
+    outbound,
+    async start(target: ChatInbound) {
+      if (!options.connection)
+        throw new Error("Slack: no connection configured (SLACK_APP_TOKEN or SLACK_SIGNING_SECRET)");
+      const inboundOptions: ConstructorParameters<typeof SlackInbound>[0] = {
+        botToken: options.botToken,
+        connection: options.connection,
+        api,
+        outbound,
+        access: options.access ?? OPEN_ACCESS,
+        log,
+      };
+      if (options.apiUrl !== undefined) inboundOptions.apiUrl = options.apiUrl;
+      if (options.watchedReactions !== undefined) inboundOptions.watchedReactions = options.watchedReactions;
+      if (options.recipients !== undefined) inboundOptions.recipients = options.recipients;
+      inbound = new SlackInbound(inboundOptions);
+      await inbound.start(target);
+    },
+    async stop() {
+      await inbound?.stop();
+      inbound = undefined;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { Redis } from "ioredis";
+import { RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible";
+
+/** A method budget: at most `limit` calls per `windowMs`, per workspace (or per channel with `perChannel`). */
+export interface MethodBudget {
+  limit: number;
+  windowMs: number;
+  /** Count per channel instead of per workspace (Slack's posting limits). */
+  perChannel?: boolean;
+  /** Drop the call instead of waiting when the budget is used up (cosmetic calls such as statuses). */
+  bestEffort?: boolean;
+}
+
+const MINUTE = 60_000;
+
+/**
+ * Slack's published per-app budgets (tier floors: Tier 2 = 20/min, Tier 3 = 50/min, Tier 4 = 100/min;
+ * posting about one message per second per channel, in short bursts). Every process of the bot counts
+ * against the same budget through Redis, so many workers never add up to more than this.
+ */
+export const SLACK_METHOD_BUDGETS: Readonly<Record<string, MethodBudget>> = {
+  "chat.postMessage": { limit: 60, windowMs: MINUTE, perChannel: true },
+  "chat.startStream": { limit: 60, windowMs: MINUTE, perChannel: true },
+  "chat.appendStream": { limit: 100, windowMs: MINUTE },
+  "chat.stopStream": { limit: 100, windowMs: MINUTE },
+  "chat.update": { limit: 50, windowMs: MINUTE },
+  "chat.delete": { limit: 50, windowMs: MINUTE },
+  "chat.postEphemeral": { limit: 100, windowMs: MINUTE },
+  "reactions.add": { limit: 50, windowMs: MINUTE },
+  "reactions.remove": { limit: 20, windowMs: MINUTE },
+  "conversations.replies": { limit: 50, windowMs: MINUTE },
+  "users.info": { limit: 100, windowMs: MINUTE },
+  "assistant.threads.setStatus": { limit: 50, windowMs: MINUTE, bestEffort: true },
+};
+
+/** Waits for (or refuses) a slot in a Slack method's budget. */
+export interface SlackRateLimiter {
+  /**
+   * Resolves `true` once a call of `method` may be made in `team` (and `channel`), waiting in FIFO order
+   * while the budget is used up; resolves `false` at once for a best-effort method without budget.
+   * Methods without a budget pass immediately. Rejects only when Redis fails.
+   */
+  acquire(method: string, team: string, channel?: string): Promise<boolean>;
+}
+
+/** No limits (a single process in development, or tests of the outbound alone). */
+export const UNLIMITED: SlackRateLimiter = { acquire: async () => true };
+
+/** Options of {@link createRedisRateLimiter}. */
+export interface RedisRateLimiterOptions {
+  redis: Redis;
+  /** Key prefix; the counters live under `<prefix>:slack-rl:…`. */
+  prefix: string;
+  /** Replaces or adds budgets (by method name). Default {@link SLACK_METHOD_BUDGETS}. */
+  budgets?: Record<string, MethodBudget>;
+}
+
+/**
+ * Per-workspace Slack method budgets shared by every process through Redis (rate-limiter-flexible's
+ * fixed windows; waiting callers queue FIFO per key in this process and are released as the window
+ * allows). The window is 1 s longer than Slack's so ours never resets before Slack's does.
+ */
+export function createRedisRateLimiter(options: RedisRateLimiterOptions): SlackRateLimiter {
+  const budgets = { ...SLACK_METHOD_BUDGETS, ...options.budgets };
+  const limiters = new Map<string, { limiter: RateLimiterRedis; queue: RateLimiterQueue }>();
+  const limiterFor = (method: string, budget: MethodBudget) => {
+    let entry = limiters.get(method);
+    if (!entry) {
+      const limiter = new RateLimiterRedis({
+        storeClient: options.redis,
+        keyPrefix: `${options.prefix}:slack-rl:${method}`,
+        points: budget.limit,
+        duration: Math.ceil((budget.windowMs + 1000) / 1000),
+      });
+      entry = { limiter, queue: new RateLimiterQueue(limiter) };
+      limiters.set(method, entry);
+    }
+    return entry;
+  };
+  return {
+    async acquire(method, team, channel) {
+      const budget = budgets[method];
+      if (!budget) return true;
+      const { limiter, queue } = limiterFor(method, budget);
+      const key = budget.perChannel && channel ? `${team}:${channel}` : team;
+      if (!budget.bestEffort) {
+        await queue.removeTokens(1, key);
+        return true;
+      }
+      try {
+        await limiter.consume(key, 1);
+        return true;
+      } catch (rejection) {
+        if (rejection instanceof Error) throw rejection;
+        return false;
+      }
+    },
+  };
+}

@@ -1,0 +1,286 @@
+import { z } from "zod";
+import type {
+  AgentTool,
+  AgentToolResult,
+  AgentToolUpdateCallback,
+  ImageContent,
+  TextContent,
+  ToolExecutionMode,
+} from "../agent/index.js";
+
+/** A chat thread as tools see it (structurally the chat layer's `ThreadRef`). */
+export interface ToolThread {
+  platform: string;
+  workspace: string;
+  channel: string;
+  thread: string;
+}
+
+/** A chat user as tools see it. */
+export interface ToolUser {
+  id: string;
+  name: string;
+}
+
+/**
+ * What a run hands its tools when it builds them (the runs side's `ToolRunContext` plus the thread's
+ * workspace directory). Tools are bound once per run with {@link ToolDefinition.forRun}.
+ */
+export interface ToolRunScope {
+  /** Stable id of the thread (`platform:workspace:channel:thread`). */
+  threadId: string;
+  thread: ToolThread;
+  runId: string;
+  /** The user whose message started the run. */
+  requester: ToolUser;
+  /** The thread's own directory for files; tools create it on first use. */
+  workspaceDir: string;
+}
+
+/** What an approval policy function sees. */
+export interface ToolApprovalContext {
+  threadId: string;
+  thread: ToolThread;
+  runId: string;
+  /** The user whose message started the run. */
+  user: ToolUser;
+  workspaceDir: string;
+}
+
+/** What `execute` gets besides its arguments. */
+export interface ToolContext extends ToolApprovalContext {
+  toolCallId: string;
+  /** Aborted when the run stops (🛑, `stop`, budget, shutdown). Long work should watch it. */
+  signal: AbortSignal;
+  /** Reports progress; each call becomes a `tool_execution_update` event. Never throws. */
+  onUpdate(progress: string | AgentToolResult): void;
+}
+
+/** Whether a call needs a human decision first. */
+export type ApprovalDecisionNeeded = "never" | "ask";
+
+/** A static policy or one decided per call from the validated arguments. May be async; a throw blocks the call. */
+export type ToolApproval<TArgs = Record<string, unknown>> =
+  | ApprovalDecisionNeeded
+  | ((args: TArgs, ctx: ToolApprovalContext) => ApprovalDecisionNeeded | Promise<ApprovalDecisionNeeded>);
+
+/** What `execute` may return: text, a full result, or any JSON value (sent to the model as JSON). */
+export type ToolOutput =
+  | string
+  | AgentToolResult
+  | Record<string, unknown>
+  | unknown[]
+  | number
+  | boolean
+  | null;
+
+/** The argument of {@link defineTool}. */
+export interface ToolSpec<TParams extends z.ZodObject> {
+  /** What the model calls: letters, digits, `_` and `-`, at most 64 characters. */
+  name: string;
+  /** Tells the model what the tool does and when to use it. */
+  description: string;
+  /** The arguments, as a zod object; the model sees its JSON Schema, calls are validated against it. */
+  parameters: TParams;
+  /** Default `"never"`. `"ask"` posts Approve/Deny buttons in the thread before the call runs. */
+  approval?: ToolApproval<z.output<TParams>>;
+  /** `"sequential"` makes every batch this tool appears in run one call at a time. Default parallel. */
+  executionMode?: ToolExecutionMode;
+  /** Human-readable name for progress lines. Default: `name`. */
+  label?: string;
+  /** Does the work. Throw (ideally a {@link ToolError}) to report failure; the model reads the message. */
+  execute(args: z.output<TParams>, ctx: ToolContext): Promise<ToolOutput> | ToolOutput;
+}
+
+/** A tool bound to one run: an `AgentTool` plus an approval policy (the runs side's `RunTool`). */
+export type BoundTool = AgentTool & {
+  approval: ApprovalDecisionNeeded | ((args: Record<string, unknown>) => Promise<ApprovalDecisionNeeded>);
+};
+
+/** What {@link defineTool} returns: a validated tool that is bound to each run with `forRun`. */
+export interface ToolDefinition<TParams extends z.ZodObject = z.ZodObject> {
+  readonly kind: "threadline-tool";
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: TParams;
+  readonly approval: ToolApproval<z.output<TParams>>;
+  readonly executionMode: ToolExecutionMode | undefined;
+  /** Binds the tool to a run's thread, requester and workspace. Cheap; called once per run. */
+  forRun(scope: ToolRunScope): BoundTool;
+  /** A copy with another approval policy (config overrides use this). */
+  withApproval(approval: ToolApproval<z.output<TParams>>): ToolDefinition<TParams>;
+}
+
+/** A definition with any parameters; what lists of tools are typed as. */
+// biome-ignore lint/suspicious/noExplicitAny: variance escape hatch for heterogeneous tool lists.
+export type AnyToolDefinition = ToolDefinition<any>;
+
+/** A failure whose message is shown to the model as is (no "failed:" prefix). */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
+
+/** Thrown by {@link defineTool} for a malformed definition; `problems` lists each one in plain words. */
+export class ToolDefinitionError extends Error {
+  constructor(
+    readonly toolName: string,
+    readonly problems: string[],
+  ) {
+    super(`Tool "${toolName}" is not valid: ${problems.join("; ")}`);
+    this.name = "ToolDefinitionError";
+  }
+}
+
+/** Names OpenAI-compatible APIs accept for functions. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The problems of a tool spec, in plain words; empty when it is valid. */
+export function toolSpecProblems(spec: Partial<Record<keyof ToolSpec<z.ZodObject>, unknown>>): string[] {
+  const problems: string[] = [];
+  if (typeof spec.name !== "string" || !TOOL_NAME_PATTERN.test(spec.name))
+    problems.push(
+      'name must be 1–64 letters, digits, "_" or "-", for example "get_weather" (the model calls the tool by it)',
+    );
+  if (typeof spec.description !== "string" || spec.description.trim() === "")
+    problems.push(
+      'description must be a sentence telling the model what the tool does, for example "Looks up…"',
+    );
+  if (!(spec.parameters instanceof z.ZodObject) && !looksLikeZodObject(spec.parameters))
+    problems.push("parameters must be a zod object, for example z.object({ city: z.string() })");
+  const approval = spec.approval;
+  if (approval !== undefined && approval !== "never" && approval !== "ask" && typeof approval !== "function")
+    problems.push('approval must be "never", "ask" or a function (args, ctx) => "never" | "ask"');
+  if (
+    spec.executionMode !== undefined &&
+    spec.executionMode !== "parallel" &&
+    spec.executionMode !== "sequential"
+  )
+    problems.push('executionMode must be "parallel" or "sequential"');
+  if (typeof spec.execute !== "function") problems.push("execute must be a function (args, ctx) => result");
+  return problems;
+}
+
+/** A zod object from another copy of zod (e.g. a config module loaded through tsx) is accepted too. */
+function looksLikeZodObject(value: unknown): boolean {
+  const def = (value as { _zod?: { def?: { type?: unknown } } } | undefined)?._zod?.def;
+  return def?.type === "object" && typeof (value as { safeParse?: unknown }).safeParse === "function";
+}
+
+/**
+ * Defines a tool for Threadline's agents. The definition is checked at once.
+ *
+ * @throws ToolDefinitionError listing every problem (bad name, missing description, non-object schema…).
+ * @example
+ * defineTool({
+ *   name: "get_weather",
+ *   description: "Current weather for a city.",
+ *   parameters: z.object({ city: z.string() }),
+ *   approval: "never",
+ *   async execute({ city }, ctx) { ctx.onUpdate(`looking up ${city}…`); return { city, tempC: 21 }; },
+ * });
+ */
+export function defineTool<TParams extends z.ZodObject>(spec: ToolSpec<TParams>): ToolDefinition<TParams> {
+  const problems = toolSpecProblems(spec);
+  if (problems.length > 0) throw new ToolDefinitionError(String(spec.name ?? "(unnamed)"), problems);
+  return makeDefinition(spec);
+}
+
+function makeDefinition<TParams extends z.ZodObject>(spec: ToolSpec<TParams>): ToolDefinition<TParams> {
+  const approval = spec.approval ?? "never";
+  return {
+    kind: "threadline-tool",
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    approval,
+    executionMode: spec.executionMode,
+    forRun: (scope) => bindTool(spec, approval, scope),
+    withApproval: (next) => makeDefinition({ ...spec, approval: next }),
+  };
+}
+
+function bindTool<TParams extends z.ZodObject>(
+  spec: ToolSpec<TParams>,
+  approval: ToolApproval<z.output<TParams>>,
+  scope: ToolRunScope,
+): BoundTool {
+  const approvalContext: ToolApprovalContext = {
+    threadId: scope.threadId,
+    thread: scope.thread,
+    runId: scope.runId,
+    user: scope.requester,
+    workspaceDir: scope.workspaceDir,
+  };
+  const tool: BoundTool = {
+    name: spec.name,
+    label: spec.label ?? spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    approval:
+      typeof approval === "function"
+        ? async (args) => approval(args as z.output<TParams>, approvalContext)
+        : approval,
+    execute: async (toolCallId, params, signal, onUpdate) => {
+      const ctx: ToolContext = {
+        ...approvalContext,
+        toolCallId,
+        signal: signal ?? new AbortController().signal,
+        onUpdate: (progress) => reportProgress(onUpdate, progress),
+      };
+      try {
+        return toResult(await spec.execute(params as z.output<TParams>, ctx));
+      } catch (err) {
+        throw new Error(describeToolFailure(spec.name, err, ctx.signal));
+      }
+    },
+  };
+  if (spec.executionMode) tool.executionMode = spec.executionMode;
+  return tool;
+}
+
+function reportProgress(onUpdate: AgentToolUpdateCallback | undefined, progress: string | AgentToolResult) {
+  try {
+    onUpdate?.(typeof progress === "string" ? textResult(progress) : progress);
+  } catch {
+    // Progress is best effort; a failing listener must not fail the tool.
+  }
+}
+
+/** A result with one text block. */
+export function textResult(text: string, details: unknown = {}): AgentToolResult {
+  return { content: [{ type: "text", text }], details };
+}
+
+function isToolResult(value: unknown): value is AgentToolResult {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const content = (value as { content?: unknown }).content;
+  return (
+    Array.isArray(content) &&
+    content.every(
+      (block: TextContent | ImageContent) =>
+        block !== null && typeof block === "object" && (block.type === "text" || block.type === "image"),
+    )
+  );
+}
+
+/** Normalizes what `execute` returned into an `AgentToolResult`. */
+export function toResult(output: ToolOutput | undefined): AgentToolResult {
+  if (typeof output === "string") return textResult(output);
+  if (isToolResult(output)) return { ...output, details: output.details ?? {} };
+  if (output === undefined) return textResult("(done, no output)");
+  return textResult(JSON.stringify(output, null, 2) ?? String(output), output);
+}
+
+/**
+ * The text the model reads when a tool fails: a {@link ToolError}'s message as is; an abort as "stopped";
+ * anything else as `<tool> failed: <message>` (no stack trace).
+ */
+export function describeToolFailure(toolName: string, err: unknown, signal?: AbortSignal): string {
+  if (err instanceof ToolError || (err instanceof Error && err.name === "ToolError")) return err.message;
+  if (signal?.aborted) return `${toolName} was stopped before it finished (the run was stopped).`;
+  const message = err instanceof Error ? err.message : String(err);
+  return `${toolName} failed: ${message || "unknown error"}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * Tools for Threadline's agents: `defineTool` for your own, the built-in `fetch_url`, workspace file
+ * tools and `shell`, and MCP servers' tools. Tools are definitions bound to each run (thread, requester,
+ * workspace) with `forRun`, which yields an `AgentTool` with an approval policy.
+ */
+export {
+  type AnyToolDefinition,
+  type ApprovalDecisionNeeded,
+  type BoundTool,
+  defineTool,
+  describeToolFailure,
+  TOOL_NAME_PATTERN,
+  type ToolApproval,
+  type ToolApprovalContext,
+  type ToolContext,
+  type ToolDefinition,
+  ToolDefinitionError,
+  ToolError,
+  type ToolOutput,
+  type ToolRunScope,
+  type ToolSpec,
+  type ToolThread,
+  type ToolUser,
+  textResult,
+  toolSpecProblems,
+  toResult,
+} from "./define-tool.js";
+export {
+  type FetchedBody,
+  type FetchUrlOptions,
+  fetchGuarded,
+  fetchUrlTool,
+  readableText,
+} from "./fetch-url.js";
+export {
+  editFileTool,
+  type FileToolsOptions,
+  fileTools,
+  listFilesTool,
+  readFileTool,
+  writeFileTool,
+} from "./file-tools.js";
+export { htmlToMarkdown, type ReadablePage } from "./html-to-markdown.js";
+export {
+  type ConnectMcpOptions,
+  connectMcpServers,
+  type McpFailure,
+  type McpHttpServer,
+  type McpServerCommon,
+  type McpServerConfig,
+  type McpStdioServer,
+  type McpToolset,
+  mcpContentToResult,
+  mcpToolName,
+} from "./mcp.js";
+export {
+  type NetGuardOptions,
+  nonPublicReason,
+  type PinnedTarget,
+  pinPublicTarget,
+  type ResolvedAddress,
+  type Resolver,
+  systemResolver,
+} from "./net-guard.js";
+export {
+  type CommandResult,
+  type RunCommandOptions,
+  runShellCommand,
+  type ShellOptions,
+  scrubbedEnv,
+  shellTool,
+} from "./shell.js";
+export {
+  type BuiltinToolsOptions,
+  bindTools,
+  builtinTools,
+  duplicateToolNames,
+  withApprovalPolicies,
+} from "./toolbox.js";
+export {
+  ensureWorkspace,
+  openInWorkspace,
+  resolveInWorkspace,
+  type WorkspacePath,
+  workspaceDirFor,
+} from "./workspace.js";

@@ -1,0 +1,351 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { WebSocketServer } from "ws";
+import { type Delivery, EventDelivery } from "./slack-events.js";
+import { type FakeMessage, FakeSlackStore } from "./slack-store.js";
+import { type ApiReply, type FakeSlackConfig, handleWebApi, parseArgs } from "./slack-web-api.js";
+
+export type { FakeMessage } from "./slack-store.js";
+
+/** A per-workspace method budget the fake enforces with HTTP 429 (fixed windows from the first call). */
+export interface FakeRateLimit {
+  limit: number;
+  windowMs: number;
+  perChannel?: boolean;
+}
+
+/** Options of {@link FakeSlackServer.start}. */
+export interface FakeSlackOptions extends Partial<FakeSlackConfig> {
+  signingSecret?: string;
+  /** How long Slack waits for an ack before retrying. Default 3000. */
+  ackTimeoutMs?: number;
+  /** Budgets enforced per method. Default: none. */
+  rateLimits?: Record<string, FakeRateLimit>;
+}
+
+/** An injected failure for the next calls of a method. */
+export type FakeFailure = { status: 429; retryAfterSeconds: number } | { error: string };
+
+/**
+ * A local Slack: the Web API over HTTP (`/api/<method>`, form or JSON bodies, bearer tokens) with a
+ * message store, Socket Mode over WebSocket (`apps.connections.open` returns its `ws://` URL; hello,
+ * envelopes, acks, retries, `disconnect`), and signed HTTP event delivery. Tests act as users with
+ * `post`, `edit`, `remove`, `react` and `click`, and read what the bot did from `store`.
+ */
+export class FakeSlackServer {
+  readonly config: FakeSlackConfig;
+  readonly store = new FakeSlackStore();
+  readonly delivery: EventDelivery;
+  /** HTTP 429 answers sent so far. */
+  rateLimited = 0;
+  private readonly server: Server;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly sockets = new Set<Socket>();
+  private readonly failures = new Map<string, FakeFailure[]>();
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly rateLimits: Record<string, FakeRateLimit>;
+  private eventSeq = 0;
+
+  private constructor(options: FakeSlackOptions) {
+    this.config = {
+      teamId: options.teamId ?? "T0FAKE",
+      botUserId: options.botUserId ?? "U0BOT",
+      botId: options.botId ?? "B0BOT",
+      botToken: options.botToken ?? "xoxb-test",
+      appToken: options.appToken ?? "xapp-test",
+      streaming: options.streaming ?? true,
+      assistantStatus: options.assistantStatus ?? true,
+    };
+    this.rateLimits = options.rateLimits ?? {};
+    this.delivery = new EventDelivery({
+      ackTimeoutMs: options.ackTimeoutMs ?? 3000,
+      maxRetries: 3,
+      signingSecret: options.signingSecret ?? "test-signing-secret",
+    });
+    this.server = createServer((req, res) => void this.onRequest(req, res));
+    this.server.on("connection", (socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+    this.server.on("upgrade", (req, socket, head) => {
+      if (!req.url?.startsWith("/socket")) {
+        socket.destroy();
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.delivery.connected(ws));
+    });
+  }
+
+  /** Starts on 127.0.0.1 with a free port. */
+  static async start(options: FakeSlackOptions = {}): Promise<FakeSlackServer> {
+    const fake = new FakeSlackServer(options);
+    await new Promise<void>((resolve) => fake.server.listen(0, "127.0.0.1", resolve));
+    return fake;
+  }
+
+  /** `http://127.0.0.1:<port>/api/` — what SLACK_API_URL points at. */
+  get apiUrl(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/api/`;
+  }
+
+  addUser(id: string, name: string): void {
+    this.store.users.set(id, name);
+  }
+
+  /** Starts every method budget afresh (benchmarks, after a warm-up). */
+  resetRateLimits(): void {
+    this.windows.clear();
+  }
+
+  /** The next `times` calls of `method` fail this way. */
+  failNext(method: string, failure: FakeFailure, times = 1): void {
+    this.failures.set(method, [...(this.failures.get(method) ?? []), ...Array(times).fill(failure)]);
+  }
+
+  /** Calls of `method` so far. */
+  callsOf(method: string) {
+    return this.store.calls.filter((call) => call.method === method);
+  }
+
+  /**
+   * A user writes a message: stored, then delivered as a `message` event and — when it mentions the bot
+   * and `mentionEvent` is not false — also as an `app_mention` event, as Slack does.
+   */
+  post(input: {
+    user: string;
+    channel: string;
+    text: string;
+    threadTs?: string;
+    files?: Record<string, unknown>[];
+    mentionEvent?: boolean;
+  }): FakeMessage {
+    const message = this.store.add({
+      channel: input.channel,
+      ts: this.store.nextTs(),
+      user: input.user,
+      text: input.text,
+      ...(input.threadTs !== undefined ? { threadTs: input.threadTs } : {}),
+      ...(input.files ? { files: input.files } : {}),
+    });
+    const base = {
+      user: input.user,
+      text: input.text,
+      ts: message.ts,
+      channel: input.channel,
+      event_ts: message.ts,
+      team: this.config.teamId,
+      ...(input.threadTs !== undefined ? { thread_ts: input.threadTs } : {}),
+      ...(input.files ? { files: input.files } : {}),
+    };
+    const channelType = input.channel.startsWith("D") ? "im" : "channel";
+    this.event({
+      type: "message",
+      ...base,
+      channel_type: channelType,
+      ...(input.files ? { subtype: "file_share" } : {}),
+    });
+    if (input.text.includes(`<@${this.config.botUserId}>`) && input.mentionEvent !== false) {
+      this.event({ type: "app_mention", ...base });
+    }
+    return message;
+  }
+
+  /** The author edits a message (`message_changed`). */
+  edit(message: FakeMessage, text: string): Delivery {
+    const previous = {
+      type: "message",
+      user: message.user,
+      text: message.text,
+      ts: message.ts,
+      ...thread(message),
+    };
+    message.text = text;
+    message.history.push(text);
+    this.store.changed();
+    return this.event({
+      type: "message",
+      subtype: "message_changed",
+      hidden: true,
+      channel: message.channel,
+      channel_type: "channel",
+      ts: this.store.nextTs(),
+      event_ts: this.store.nextTs(),
+      message: { ...previous, text, edited: { user: message.user, ts: this.store.nextTs() } },
+      previous_message: previous,
+    });
+  }
+
+  /** The author deletes a message (`message_deleted`). */
+  remove(message: FakeMessage): Delivery {
+    message.deleted = true;
+    this.store.changed();
+    return this.event({
+      type: "message",
+      subtype: "message_deleted",
+      hidden: true,
+      channel: message.channel,
+      channel_type: "channel",
+      ts: this.store.nextTs(),
+      event_ts: this.store.nextTs(),
+      deleted_ts: message.ts,
+      previous_message: {
+        type: "message",
+        user: message.user,
+        text: message.text,
+        ts: message.ts,
+        ...thread(message),
+      },
+    });
+  }
+
+  /** A user adds (or removes) a reaction. */
+  react(user: string, message: FakeMessage, name: string, added = true): Delivery {
+    const users = message.reactions.get(name) ?? new Set<string>();
+    if (added) users.add(user);
+    else users.delete(user);
+    message.reactions.set(name, users);
+    this.store.changed();
+    return this.event({
+      type: added ? "reaction_added" : "reaction_removed",
+      user,
+      reaction: name,
+      item: { type: "message", channel: message.channel, ts: message.ts },
+      item_user: message.user,
+      event_ts: this.store.nextTs(),
+    });
+  }
+
+  /** A user clicks the button whose action id starts with `actionPrefix` on a Block Kit message. */
+  click(user: string, message: FakeMessage, actionPrefix: string): Delivery {
+    const buttons = (message.blocks ?? []).flatMap(
+      (block) =>
+        ((block as { elements?: Record<string, unknown>[] }).elements ?? []) as Record<string, unknown>[],
+    );
+    const button = buttons.find((element) => String(element.action_id ?? "").startsWith(actionPrefix));
+    if (!button) throw new Error(`fake Slack: no button ${actionPrefix}… on message ${message.ts}`);
+    return this.delivery.deliver("interactive", {
+      type: "block_actions",
+      user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.config.teamId },
+      api_app_id: "A0FAKEAPP",
+      token: "verification-token",
+      container: {
+        type: "message",
+        message_ts: message.ts,
+        channel_id: message.channel,
+        is_ephemeral: false,
+        ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+      },
+      trigger_id: `trigger-${this.store.nextTs()}`,
+      team: { id: this.config.teamId, domain: "fake" },
+      channel: { id: message.channel, name: "general" },
+      message: {
+        type: "message",
+        user: message.user,
+        text: message.text,
+        ts: message.ts,
+        ...thread(message),
+        blocks: message.blocks,
+      },
+      response_url: `${this.apiUrl}response_url`,
+      actions: [{ ...button, type: "button", action_ts: this.store.nextTs() }],
+    });
+  }
+
+  /** Delivers `event` (again) as an Events API callback; reuse `eventId` to simulate a retry. */
+  event(
+    event: Record<string, unknown>,
+    eventId = `Ev${(++this.eventSeq).toString().padStart(8, "0")}`,
+  ): Delivery {
+    return this.delivery.deliver(
+      "events_api",
+      {
+        token: "verification-token",
+        team_id: this.config.teamId,
+        api_app_id: "A0FAKEAPP",
+        event,
+        type: "event_callback",
+        event_id: eventId,
+        event_time: Math.floor(Date.now() / 1000),
+        authorizations: [
+          {
+            enterprise_id: null,
+            team_id: this.config.teamId,
+            user_id: this.config.botUserId,
+            is_bot: true,
+            is_enterprise_install: false,
+          },
+        ],
+        is_ext_shared_channel: false,
+      },
+      eventId,
+    );
+  }
+
+  async close(): Promise<void> {
+    this.delivery.close();
+    for (const socket of this.wss.clients) socket.terminate();
+    const closing = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closing;
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const method = (req.url ?? "").replace(/^\/api\//, "").split("?")[0] ?? "";
+    const args = parseArgs(raw, req.headers["content-type"]);
+    const token =
+      /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? (args.token as string | undefined);
+    const failure = this.failures.get(method)?.shift();
+    if (failure && "status" in failure) return this.tooMany(res, method, args, failure.retryAfterSeconds);
+    const wait = this.budgetWait(method, args);
+    if (wait > 0) return this.tooMany(res, method, args, Math.ceil(wait / 1000));
+    const reply: ApiReply = failure
+      ? { ok: false, error: failure.error }
+      : handleWebApi(method, args, token, {
+          store: this.store,
+          config: this.config,
+          socketUrl: () =>
+            `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/socket?ticket=${this.store.nextTs()}`,
+          echo: (event) => void this.event(event),
+        });
+    this.store.record({ method, args, outcome: reply.ok ? "ok" : reply.error, at: Date.now() });
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(reply));
+  }
+
+  private tooMany(res: ServerResponse, method: string, args: Record<string, unknown>, seconds: number): void {
+    this.rateLimited++;
+    this.store.record({ method, args, outcome: "ratelimited", at: Date.now() });
+    res.writeHead(429, { "content-type": "application/json", "retry-after": String(seconds) });
+    res.end(JSON.stringify({ ok: false, error: "ratelimited" }));
+  }
+
+  /** ms until the method's window has room again (0: the call counts and goes through). */
+  private budgetWait(method: string, args: Record<string, unknown>): number {
+    const budget = this.rateLimits[method];
+    if (!budget) return 0;
+    const key = budget.perChannel ? `${method}:${String(args.channel ?? args.channel_id ?? "")}` : method;
+    const now = Date.now();
+    let window = this.windows.get(key);
+    if (!window || now - window.start >= budget.windowMs) {
+      window = { start: now, count: 0 };
+      this.windows.set(key, window);
+    }
+    if (window.count >= budget.limit) return window.start + budget.windowMs - now;
+    window.count++;
+    return 0;
+  }
+}
+
+function thread(message: FakeMessage): { thread_ts?: string } {
+  return message.threadTs ? { thread_ts: message.threadTs } : {};
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    req.on("error", reject);
+  });
+}

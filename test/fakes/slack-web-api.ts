@@ -1,0 +1,244 @@
+import type { FakeMessage, FakeSlackStore } from "./slack-store.js";
+
+/** The fake workspace's identity and switches. */
+export interface FakeSlackConfig {
+  teamId: string;
+  botUserId: string;
+  botId: string;
+  botToken: string;
+  appToken: string;
+  /** `chat.startStream` & co. exist (else `unknown_method`). */
+  streaming: boolean;
+  /** `assistant.threads.setStatus` is allowed (else `not_allowed_token_type`). */
+  assistantStatus: boolean;
+}
+
+/** A Web API answer: Slack's JSON (`ok` added by the server). */
+export type ApiReply = { ok: true; [field: string]: unknown } | { ok: false; error: string };
+
+/** What the Web API needs besides the store. */
+export interface WebApiContext {
+  store: FakeSlackStore;
+  config: FakeSlackConfig;
+  /** URL for a new Socket Mode connection. */
+  socketUrl(): string;
+  /** Delivers an Events API event about something the bot did (Slack echoes the bot's own messages). */
+  echo(event: Record<string, unknown>): void;
+}
+
+type Handler = (args: Record<string, unknown>, ctx: WebApiContext) => ApiReply;
+
+const fail = (error: string): ApiReply => ({ ok: false, error });
+
+function botMessage(ctx: WebApiContext, args: Record<string, unknown>): FakeMessage | ApiReply {
+  const message = ctx.store.get(String(args.channel), String(args.ts));
+  if (!message || message.deleted) return fail("message_not_found");
+  if (message.user !== ctx.config.botUserId) return fail("cant_update_message");
+  return message;
+}
+
+function postBotMessage(ctx: WebApiContext, args: Record<string, unknown>, text: string): FakeMessage {
+  const channel = String(args.channel ?? "");
+  const threadTs = args.thread_ts === undefined ? undefined : String(args.thread_ts);
+  const message = ctx.store.add({
+    channel,
+    ts: ctx.store.nextTs(),
+    ...(threadTs !== undefined ? { threadTs } : {}),
+    user: ctx.config.botUserId,
+    botId: ctx.config.botId,
+    text,
+    ...(Array.isArray(args.blocks) ? { blocks: args.blocks } : {}),
+  });
+  ctx.echo({
+    type: "message",
+    channel,
+    user: ctx.config.botUserId,
+    bot_id: ctx.config.botId,
+    text,
+    ts: message.ts,
+    ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+    channel_type: channel.startsWith("D") ? "im" : "channel",
+  });
+  return message;
+}
+
+function wire(message: FakeMessage): Record<string, unknown> {
+  return {
+    type: "message",
+    user: message.user,
+    ...(message.botId ? { bot_id: message.botId } : {}),
+    text: message.text,
+    ts: message.ts,
+    ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+  };
+}
+
+function react(ctx: WebApiContext, args: Record<string, unknown>, add: boolean): ApiReply {
+  const message = ctx.store.get(String(args.channel), String(args.timestamp));
+  if (!message || message.deleted) return fail("message_not_found");
+  const name = String(args.name ?? "");
+  const users = message.reactions.get(name) ?? new Set<string>();
+  if (add === users.has(ctx.config.botUserId)) return fail(add ? "already_reacted" : "no_reaction");
+  if (add) users.add(ctx.config.botUserId);
+  else users.delete(ctx.config.botUserId);
+  if (users.size === 0) message.reactions.delete(name);
+  else message.reactions.set(name, users);
+  ctx.store.changed();
+  return { ok: true };
+}
+
+const HANDLERS: Record<string, Handler> = {
+  "auth.test": (_args, ctx) => ({
+    ok: true,
+    url: "https://fake.slack.test/",
+    team: "Fake Team",
+    user: "threadline",
+    team_id: ctx.config.teamId,
+    user_id: ctx.config.botUserId,
+    bot_id: ctx.config.botId,
+    is_enterprise_install: false,
+  }),
+  "chat.postMessage": (args, ctx) => {
+    const text = String(args.text ?? "");
+    if (text === "" && !args.blocks) return fail("no_text");
+    const message = postBotMessage(ctx, args, text);
+    return { ok: true, channel: message.channel, ts: message.ts, message: wire(message) };
+  },
+  "chat.update": (args, ctx) => {
+    const message = botMessage(ctx, args);
+    if ("ok" in message) return message;
+    if (message.streaming) return fail("message_is_streaming");
+    message.text = String(args.text ?? message.text);
+    if (Array.isArray(args.blocks)) message.blocks = args.blocks;
+    message.edits++;
+    message.history.push(message.text);
+    ctx.store.changed();
+    return { ok: true, channel: message.channel, ts: message.ts, text: message.text };
+  },
+  "chat.delete": (args, ctx) => {
+    const message = botMessage(ctx, args);
+    if ("ok" in message) return message;
+    message.deleted = true;
+    ctx.store.changed();
+    return { ok: true, channel: message.channel, ts: message.ts };
+  },
+  "chat.postEphemeral": (args, ctx) => {
+    ctx.store.ephemerals.push({
+      channel: String(args.channel),
+      user: String(args.user),
+      text: String(args.text ?? ""),
+      ...(args.thread_ts ? { threadTs: String(args.thread_ts) } : {}),
+    });
+    ctx.store.changed();
+    return { ok: true, message_ts: ctx.store.nextTs() };
+  },
+  "chat.startStream": (args, ctx) => {
+    if (!ctx.config.streaming) return fail("unknown_method");
+    const channel = String(args.channel ?? "");
+    if (!channel.startsWith("D") && (!args.recipient_user_id || !args.recipient_team_id)) {
+      return fail("invalid_arguments");
+    }
+    const message = postBotMessage(ctx, args, String(args.markdown_text ?? ""));
+    message.streaming = true;
+    message.streamed = true;
+    return { ok: true, channel, ts: message.ts };
+  },
+  "chat.appendStream": (args, ctx) => {
+    if (!ctx.config.streaming) return fail("unknown_method");
+    const message = botMessage(ctx, args);
+    if ("ok" in message) return message;
+    if (!message.streaming) return fail("message_not_in_streaming_state");
+    message.text += String(args.markdown_text ?? "");
+    message.edits++;
+    message.history.push(message.text);
+    ctx.store.changed();
+    return { ok: true, channel: message.channel, ts: message.ts };
+  },
+  "chat.stopStream": (args, ctx) => {
+    if (!ctx.config.streaming) return fail("unknown_method");
+    const message = botMessage(ctx, args);
+    if ("ok" in message) return message;
+    if (!message.streaming) return fail("message_not_in_streaming_state");
+    if (args.markdown_text) message.text += String(args.markdown_text);
+    message.streaming = false;
+    ctx.store.changed();
+    return { ok: true, channel: message.channel, ts: message.ts };
+  },
+  "reactions.add": (args, ctx) => react(ctx, args, true),
+  "reactions.remove": (args, ctx) => react(ctx, args, false),
+  "conversations.replies": (args, ctx) => {
+    const message = ctx.store.get(String(args.channel), String(args.ts));
+    if (!message) return fail("thread_not_found");
+    const root = message.threadTs ?? message.ts;
+    const limit = Number(args.limit ?? 1000);
+    return {
+      ok: true,
+      messages: ctx.store.thread(message.channel, root).slice(0, limit).map(wire),
+      has_more: false,
+    };
+  },
+  "assistant.threads.setStatus": (args, ctx) => {
+    if (!ctx.config.assistantStatus) return fail("not_allowed_token_type");
+    ctx.store.statuses.push({
+      channel: String(args.channel_id),
+      threadTs: String(args.thread_ts),
+      status: String(args.status ?? ""),
+      at: Date.now(),
+    });
+    ctx.store.changed();
+    return { ok: true };
+  },
+  "users.info": (args, ctx) => {
+    const id = String(args.user ?? "");
+    const name = ctx.store.users.get(id);
+    if (name === undefined) return fail("user_not_found");
+    return {
+      ok: true,
+      user: {
+        id,
+        name: name.toLowerCase(),
+        real_name: name,
+        profile: { display_name: name, real_name: name },
+      },
+    };
+  },
+};
+
+/**
+ * Answers one Web API call like Slack: `apps.connections.open` needs the app token, everything else the
+ * bot token; unknown methods answer `unknown_method`.
+ */
+export function handleWebApi(
+  method: string,
+  args: Record<string, unknown>,
+  token: string | undefined,
+  ctx: WebApiContext,
+): ApiReply {
+  if (method === "apps.connections.open") {
+    return token === ctx.config.appToken ? { ok: true, url: ctx.socketUrl() } : fail("invalid_auth");
+  }
+  if (token !== ctx.config.botToken) return fail(token ? "invalid_auth" : "not_authed");
+  const handler = HANDLERS[method];
+  return handler ? handler(args, ctx) : fail("unknown_method");
+}
+
+const JSON_FIELDS = new Set(["blocks", "attachments", "chunks", "metadata", "unfurls"]);
+
+/** Form (WebClient's default) or JSON bodies; JSON-valued form fields (blocks, chunks…) parsed. */
+export function parseArgs(raw: string, contentType: string | undefined): Record<string, unknown> {
+  if (raw === "") return {};
+  if (contentType?.includes("application/json")) return JSON.parse(raw) as Record<string, unknown>;
+  const args: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(raw)) {
+    args[name] = JSON_FIELDS.has(name) ? safeJson(value) : value;
+  }
+  return args;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,337 @@
+import { request } from "node:http";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ApprovalCard, ChatUser } from "../../src/chat/index.js";
+import {
+  createPlaygroundPlatform,
+  PlaygroundError,
+  type PlaygroundMessage,
+  type PlaygroundSnapshot,
+  playgroundThread,
+} from "../../src/playground/index.js";
+import { connect, uniquePrefix } from "../support/redis.js";
+import { PlaygroundFixture, RecordingInbound } from "./helpers.js";
+
+const ada: ChatUser = { id: "u-ada", name: "Ada" };
+const bob: ChatUser = { id: "u-bob", name: "Bob" };
+const bot: ChatUser = { id: "threadline", name: "Threadline", isBot: true };
+
+let fixture: PlaygroundFixture;
+
+beforeEach(async () => {
+  fixture = await new PlaygroundFixture().start();
+});
+
+afterEach(async () => {
+  await fixture.close();
+});
+
+async function newThread(text = "@Threadline summarize the logs"): Promise<string> {
+  const { status, body } = await fixture.api("POST", "/api/threads", { user: ada, text });
+  expect(status).toBe(200);
+  return (body.thread as { id: string }).id;
+}
+
+async function snapshot(threadId: string): Promise<PlaygroundSnapshot> {
+  const { status, body } = await fixture.api("GET", `/api/threads/${threadId}`);
+  expect(status).toBe(200);
+  return body as unknown as PlaygroundSnapshot;
+}
+
+describe("playground HTTP API → ChatInbound", () => {
+  it("creates a thread with a message that mentions the bot and hands it to the inbound", async () => {
+    const threadId = await newThread("@Threadline summarize the logs");
+
+    const [event] = fixture.inbound.events;
+    expect(fixture.inbound.events).toHaveLength(1);
+    expect(event?.kind).toBe("message");
+    const message = event?.kind === "message" ? event.message : undefined;
+    expect(message).toMatchObject({
+      thread: { platform: "playground", workspace: "local", channel: "playground", thread: threadId },
+      author: ada,
+      text: "summarize the logs",
+      mentionsBot: true,
+      attachments: [],
+    });
+
+    const threads = await fixture.api("GET", "/api/threads");
+    expect(threads.body.threads).toMatchObject([
+      { id: threadId, title: "summarize the logs", createdBy: ada },
+    ]);
+    const shown = await snapshot(threadId);
+    expect(shown.messages).toEqual([
+      {
+        id: message?.id,
+        kind: "user",
+        author: ada,
+        text: "summarize the logs",
+        sentAt: expect.any(Number),
+        mentionsBot: true,
+        reactions: [],
+      },
+    ]);
+  });
+
+  it("passes replies on, mentioning the bot only when they say @Threadline", async () => {
+    const threadId = await newThread();
+    await fixture.api("POST", `/api/threads/${threadId}/messages`, { user: bob, text: "also the errors" });
+    await fixture.api("POST", `/api/threads/${threadId}/messages`, {
+      user: bob,
+      text: "hey @threadline, stop",
+    });
+
+    const messages = fixture.inbound.events.flatMap((e) => (e.kind === "message" ? [e.message] : []));
+    expect(messages.map((m) => [m.author.name, m.text, m.mentionsBot])).toEqual([
+      ["Ada", "summarize the logs", true],
+      ["Bob", "also the errors", false],
+      ["Bob", "hey stop", true],
+    ]);
+  });
+
+  it("relays reactions once per change, edits and deletes of the author's own messages", async () => {
+    const threadId = await newThread();
+    const reply = (
+      await fixture.api("POST", `/api/threads/${threadId}/messages`, { user: ada, text: "wait" })
+    ).body.message as PlaygroundMessage;
+    const path = `/api/threads/${threadId}/messages/${reply.id}`;
+
+    await fixture.api("POST", `${path}/reactions`, {
+      user: ada,
+      emoji: "hourglass_flowing_sand",
+      added: true,
+    });
+    await fixture.api("POST", `${path}/reactions`, {
+      user: ada,
+      emoji: "hourglass_flowing_sand",
+      added: true,
+    });
+    await fixture.api("POST", `${path}/reactions`, {
+      user: ada,
+      emoji: "hourglass_flowing_sand",
+      added: false,
+    });
+    expect((await fixture.api("PATCH", path, { user: bob, text: "hijack" })).status).toBe(403);
+    expect((await fixture.api("PATCH", path, { user: ada, text: "wait for me" })).status).toBe(200);
+    expect((await fixture.api("DELETE", path, { user: ada })).status).toBe(200);
+
+    const thread = playgroundThread(threadId);
+    expect(fixture.inbound.events.slice(2)).toEqual([
+      {
+        kind: "reaction",
+        event: { thread, messageId: reply.id, user: ada, emoji: "hourglass_flowing_sand", added: true },
+      },
+      {
+        kind: "reaction",
+        event: { thread, messageId: reply.id, user: ada, emoji: "hourglass_flowing_sand", added: false },
+      },
+      { kind: "edited", message: expect.objectContaining({ id: reply.id, text: "wait for me", thread }) },
+      { kind: "deleted", thread, messageId: reply.id },
+    ]);
+    expect((await snapshot(threadId)).messages.map((m) => m.text)).toEqual(["summarize the logs"]);
+  });
+
+  it("relays button clicks and returns the private reply to the clicker", async () => {
+    const threadId = await newThread();
+    fixture.inbound.buttonReply = { kind: "notice", text: "You can't approve this." };
+
+    const { status, body } = await fixture.api("POST", `/api/threads/${threadId}/approvals/1-abc`, {
+      user: bob,
+      decision: "always",
+    });
+
+    expect(status).toBe(200);
+    expect(body.reply).toEqual({ kind: "notice", text: "You can't approve this." });
+    expect(fixture.inbound.events.at(-1)).toEqual({
+      kind: "button",
+      click: { thread: playgroundThread(threadId), approvalId: "1-abc", decision: "always", user: bob },
+    });
+  });
+
+  it("refuses cross-site, non-JSON, malformed and unknown requests without calling the inbound", async () => {
+    const threadId = await newThread();
+    const before = fixture.inbound.events.length;
+    const reply = { user: ada, text: "hi" };
+    const path = `/api/threads/${threadId}/messages`;
+
+    expect((await fixture.api("POST", path, reply, { origin: "https://evil.example" })).status).toBe(403);
+    const form = await fetch(`${fixture.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: JSON.stringify(reply),
+    });
+    expect(form.status).toBe(415);
+    expect((await fixture.api("POST", path, { user: ada, text: "   " })).status).toBe(400);
+    expect(
+      (await fixture.api("POST", path, { user: { id: "threadline", name: "X" }, text: "hi" })).status,
+    ).toBe(400);
+    expect((await fixture.api("POST", "/api/threads/t-nope/messages", reply)).status).toBe(404);
+    expect((await fixture.api("GET", "/api/threads/t-nope")).status).toBe(404);
+    expect((await fixture.api("POST", path, reply, { origin: fixture.url })).status).toBe(200);
+
+    expect(fixture.inbound.events.length).toBe(before + 1);
+  });
+
+  it("answers only requests addressed to this machine (no DNS rebinding)", async () => {
+    const status = (host: string) =>
+      new Promise<number | undefined>((resolve, reject) => {
+        request(`${fixture.url}/api/threads`, { headers: { host } }, (response) => {
+          response.resume();
+          resolve(response.statusCode);
+        })
+          .on("error", reject)
+          .end();
+      });
+    const port = new URL(fixture.url).port;
+    expect(await status(`attacker.example:${port}`)).toBe(403);
+    expect(await status(`localhost:${port}`)).toBe(200);
+    expect(await status(`[::1]:${port}`)).toBe(200);
+  });
+
+  it("serves the page, its scripts and the bot's info", async () => {
+    const page = await fetch(`${fixture.url}/`);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(await page.text()).toContain("<title>Threadline playground</title>");
+    const script = await fetch(`${fixture.url}/static/app.js`);
+    expect(script.headers.get("content-type")).toContain("text/javascript");
+    expect((await fetch(`${fixture.url}/static/../server.ts`)).status).toBe(404);
+
+    const info = await fixture.api("GET", "/api/info");
+    expect(info.body).toMatchObject({
+      botName: "Threadline",
+      reactions: { steer: "compass", followUp: "hourglass_flowing_sand", stop: "octagonal_sign" },
+      emoji: { compass: "🧭" },
+      notice: null,
+    });
+  });
+});
+
+describe("playground server sharing its port", () => {
+  it("lets other routes (health, metrics) answer outside /api and the page", async () => {
+    const redis = connect();
+    const platform = createPlaygroundPlatform({
+      redis,
+      prefix: uniquePrefix("playground"),
+      port: 0,
+      otherRoutes: async (req, res) => {
+        if (req.url !== "/healthz") return false;
+        res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
+        return true;
+      },
+    });
+    await platform.start(new RecordingInbound());
+    try {
+      const base = platform.url!.replace("localhost", "127.0.0.1");
+      expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: "ok" });
+      expect((await fetch(`${base}/metrics`)).status).toBe(404);
+      expect((await fetch(`${base}/`)).status).toBe(200);
+    } finally {
+      await platform.stop();
+      redis.disconnect();
+    }
+  });
+});
+
+describe("playground outbound (a worker's side) → Redis → browsers", () => {
+  const card = (state: ApprovalCard["state"]): ApprovalCard => ({
+    approvalId: "1-abc",
+    toolName: "deploy",
+    argumentsText: "target: production",
+    approvers: ["Ada"],
+    expiresAt: 1_900_000_000_000,
+    state,
+  });
+
+  it("shows every outbound operation live, in order, and in the thread snapshot", async () => {
+    const threadId = await newThread();
+    const userMessageId = (await snapshot(threadId)).messages[0]!.id;
+    const events = await fixture.events(ada.id);
+    const out = fixture.worker.outbound;
+    const thread = playgroundThread(threadId);
+
+    await out.react(thread, userMessageId, "eyes");
+    await out.setStatus(thread, "is thinking…");
+    const reply = await out.post(thread, "Working");
+    await out.edit(thread, reply.id, "Working on **it**");
+    const approval = await out.postApproval(thread, card({ kind: "pending", waitingMessages: 0 }));
+    const decided = card({ kind: "approved", by: ada, at: 1_800_000_000_000, always: false });
+    await out.updateApproval(thread, approval.id, decided);
+    await out.unreact(thread, userMessageId, "eyes");
+    await out.react(thread, userMessageId, "white_check_mark");
+    await out.react(thread, userMessageId, "white_check_mark");
+    const scratch = await out.post(thread, "scratch");
+    await out.delete(thread, scratch.id);
+    await out.setStatus(thread, null);
+    await events.waitFor((received) => received.some((e) => e.type === "status" && e.status === null));
+
+    expect(
+      events.received.map((e) => (e.type === "message" ? `${e.type}:${e.message.text}` : e.type)),
+    ).toEqual([
+      "reaction",
+      "status",
+      "message:Working",
+      "text",
+      expect.stringMatching(/^message:🔐 \*\*Approval needed\*\* to run `deploy`/),
+      "card",
+      "reaction",
+      "reaction",
+      "message:scratch",
+      "deleted",
+      "status",
+    ]);
+
+    const shown = await snapshot(threadId);
+    expect(shown.status).toBeNull();
+    expect(shown.messages.map((m) => [m.kind, m.text.split("\n")[0]])).toEqual([
+      ["user", "summarize the logs"],
+      ["bot", "Working on **it**"],
+      ["approval", "🔐 **Approval** to run `deploy`"],
+    ]);
+    expect(shown.messages[0]!.reactions).toEqual([{ emoji: "white_check_mark", users: [bot] }]);
+    expect(shown.messages[1]!.editedAt).toEqual(expect.any(Number));
+    expect(shown.messages[2]!.card).toEqual(decided);
+  });
+
+  it("rejects edits of unknown, deleted or other people's messages like a platform would", async () => {
+    const threadId = await newThread();
+    const thread = playgroundThread(threadId);
+    const userMessageId = (await snapshot(threadId)).messages[0]!.id;
+    const out = fixture.worker.outbound;
+    const text = await out.post(thread, "hello");
+    await out.delete(thread, text.id);
+
+    const code = (promise: Promise<unknown>) =>
+      promise.then(
+        () => "resolved",
+        (err: unknown) => (err instanceof PlaygroundError ? err.code : String(err)),
+      );
+    expect(await code(out.edit(thread, "b-missing", "x"))).toBe("message_not_found");
+    expect(await code(out.edit(thread, text.id, "x"))).toBe("message_not_found");
+    expect(await code(out.edit(thread, userMessageId, "x"))).toBe("cant_update_message");
+    expect(await code(out.delete(thread, userMessageId))).toBe("cant_update_message");
+    const posted = await out.post(thread, "plain");
+    expect(await code(out.updateApproval(thread, posted.id, card({ kind: "expired", at: 1 })))).toBe(
+      "cant_update_message",
+    );
+    expect((await snapshot(threadId)).messages.map((m) => m.text)).toEqual(["summarize the logs", "plain"]);
+  });
+
+  it("delivers a private notice only to its user's browser", async () => {
+    const threadId = await newThread();
+    const thread = playgroundThread(threadId);
+    const adaEvents = await fixture.events(ada.id);
+    const bobEvents = await fixture.events(bob.id);
+
+    await fixture.worker.outbound.notify(thread, ada.id, "The queue is full.");
+    await fixture.worker.outbound.setStatus(thread, "is thinking…");
+    await Promise.all([adaEvents.waitForCount(2), bobEvents.waitForCount(1)]);
+
+    expect(adaEvents.received.map((e) => e.type)).toEqual(["notice", "status"]);
+    expect(adaEvents.received[0]).toEqual({
+      type: "notice",
+      thread: threadId,
+      userId: ada.id,
+      text: "The queue is full.",
+    });
+    // Redis delivers in order: Bob's stream saw the status after the notice would have arrived.
+    expect(bobEvents.received.map((e) => e.type)).toEqual(["status"]);
+  });
+});
