@@ -52,6 +52,8 @@ const DEADLINE_MS = 5 * 60_000;
 interface Sample {
   ack: number;
   firstText: number;
+  /** Mention → the model request (gateway, queue, worker), for `--verbose`. */
+  toModel: number;
   /** What reached Discord for this mention, relative to it (for `--verbose`). */
   timeline: string[];
 }
@@ -151,7 +153,8 @@ async function main(): Promise<void> {
         .filter((r) => r.hrAt >= at && (r.path.includes(thread) || r.path.includes(channel)))
         .map((r) => `+${(r.hrAt - at).toFixed(1)} ms ${r.method} ${r.template} ${r.status}`);
       timeline.unshift(`model request at +${((modelAt.get(tag) ?? Number.NaN) - at).toFixed(1)} ms`);
-      return { ack: ack.hrAt - at, firstText: post.hrAt - at - TTFT_MS, timeline };
+      const toModel = (modelAt.get(tag) ?? Number.NaN) - at;
+      return { ack: ack.hrAt - at, firstText: post.hrAt - at - TTFT_MS, toModel, timeline };
     };
 
     // Warm-up (compiles, connects, fills discord.js and undici pools).
@@ -238,6 +241,15 @@ async function main(): Promise<void> {
     console.log("");
     for (const [name, ok] of checks) console.log(`${ok ? "✓" : "✗"} ${name}`);
     if (args.verbose) {
+      for (const [name, list] of [
+        ["1", sequential],
+        [String(THREADS), concurrent],
+      ] as const) {
+        const toModel = list.map((sample) => sample.toModel);
+        console.log(
+          `${name} thread(s): mention → model request p50 ${percentile(toModel, 50).toFixed(1)} ms, p99 ${percentile(toModel, 99).toFixed(1)} ms`,
+        );
+      }
       for (const proc of processes) {
         const warnings = proc.lines.filter((line) => /"level":(40|50|60)/.test(line));
         console.log(
@@ -245,7 +257,7 @@ async function main(): Promise<void> {
         );
       }
       for (const sample of [
-        ...sequential.slice(-1),
+        ...[...sequential].sort((a, b) => b.firstText - a.firstText).slice(0, 1),
         ...[...concurrent].sort((a, b) => b.firstText - a.firstText).slice(0, 2),
       ]) {
         console.log(

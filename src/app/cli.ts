@@ -3,8 +3,11 @@ import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
 import { Redis } from "ioredis";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
+import { RedisNotInstalledError, startEmbeddedRedis } from "./embedded-redis.js";
 import { startGatewayProcess } from "./gateway.js";
 import { createLogger } from "./logger.js";
+import { Metrics } from "./metrics.js";
+import { startOpsServer } from "./ops-server.js";
 import { createPlatforms } from "./platforms.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 import { startWorkerProcess } from "./worker.js";
@@ -55,11 +58,45 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
   const log = createLogger(env.LOG_LEVEL, { pid: process.pid });
   if (configPath) log.info({ configPath }, "config module loaded");
   const parts: Closable[] = [];
+  let embeddedRedis: Closable | undefined;
+  if (!env.REDIS_URL && roles.gateway && roles.worker) {
+    // All-in-one without REDIS_URL: a private redis-server with persistence in ./.threadline/redis.
+    try {
+      const embedded = await startEmbeddedRedis();
+      env.REDIS_URL = embedded.url;
+      log.info({ url: embedded.url, dir: embedded.dir }, "no REDIS_URL set: started a private redis-server");
+      embeddedRedis = { close: () => embedded.stop() };
+    } catch (err) {
+      if (!(err instanceof RedisNotInstalledError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+  }
   const redis = new Redis(env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 3 });
   const config = runsConfigFromEnv(env, settings);
+  const metrics = new Metrics();
+  if (env.OPS_PORT > 0) {
+    const healthy = async () => (await redis.ping()) === "PONG";
+    try {
+      const server = await startOpsServer(env.OPS_PORT, metrics, healthy);
+      log.info({ port: env.OPS_PORT }, "serving /healthz and /metrics");
+      parts.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    } catch (err) {
+      log.warn(
+        { err, port: env.OPS_PORT },
+        "could not serve /healthz and /metrics (set OPS_PORT to a free port)",
+      );
+    }
+  }
   if (roles.worker) {
     const platforms = createPlatforms({ env, redis, log, role: "worker", config });
-    const options: Parameters<typeof startWorkerProcess>[0] = { env, log, platforms, config: settings };
+    const options: Parameters<typeof startWorkerProcess>[0] = {
+      env,
+      log,
+      platforms,
+      config: settings,
+      observer: metrics.observer(),
+    };
     if (concurrency !== undefined) options.concurrency = concurrency;
     parts.push(await startWorkerProcess(options));
   }
@@ -70,6 +107,8 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
     parts.push(await startGatewayProcess({ env, log, platforms, config: settings }));
   }
   parts.push({ close: async () => void redis.disconnect() });
+  // The private redis-server closes last, after the workers and the gateway that use it.
+  if (embeddedRedis) parts.push(embeddedRedis);
   closeOnSignals(parts, log);
 }
 

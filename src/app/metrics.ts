@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { RunObserver } from "../runs/index.js";
 
 /** Prometheus metrics of a Threadline process (one registry per process). */
 export class Metrics {
@@ -53,6 +54,21 @@ export class Metrics {
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: "threadline_" });
+  }
+
+  /** A run observer that records into these metrics. */
+  observer(): RunObserver {
+    return {
+      runEnded: (outcome) => this.runs.inc({ outcome }),
+      turn: () => this.turns.inc(),
+      toolCall: (tool, isError) => this.toolCalls.inc({ tool, outcome: isError ? "error" : "ok" }),
+      delivered: (ms) => this.steeringLatency.observe(ms / 1000),
+      firstVisible: (ms) => this.firstReply.observe(ms / 1000),
+      approval: (decision, ms) => {
+        this.approvals.inc({ decision });
+        this.approvalWait.observe(ms / 1000);
+      },
+    };
   }
 
   /** The exposition text for `/metrics`. */

@@ -1,7 +1,13 @@
 import { UnrecoverableError } from "bullmq";
 import type { ChatPlatform } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
-import { type AgentSetup, type RunLogger, type RunTool, startRunWorker } from "../runs/index.js";
+import {
+  type AgentSetup,
+  type RunLogger,
+  type RunObserver,
+  type RunTool,
+  startRunWorker,
+} from "../runs/index.js";
 import { agentSetupFromEnv } from "./agent-setup.js";
 import { connectConfiguredMcpServers } from "./mcp.js";
 import { byPlatform } from "./platforms.js";
@@ -18,6 +24,8 @@ export interface WorkerProcessOptions {
   /** The validated config module (tools, MCP servers, model and runs settings). Default `{}`. */
   config?: ThreadlineConfig;
   concurrency?: number;
+  /** Receives run events (metrics). */
+  observer?: RunObserver;
 }
 
 /** A running worker: executes runs from the queue; posts to chats through REST only. */
@@ -50,6 +58,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       agentSetupFromEnv(env, await toolsFromEnv(env), { config, mcpTools: mcp?.tools ?? [], log }),
     concurrency: options.concurrency ?? env.WORKER_CONCURRENCY,
     log,
+    ...(options.observer ? { observer: options.observer } : {}),
   });
   log.info({ concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }, "worker started");
   return {

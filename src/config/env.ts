@@ -165,6 +165,13 @@ export const envSchema = z.object({
         .optional(),
     ),
   WORKER_CONCURRENCY: positiveInt(50, "50"),
+  /** Port of /healthz and /metrics (0 turns the ops server off). */
+  OPS_PORT: z.coerce
+    .number({ message: "must be a port number, for example 9464" })
+    .int({ message: "must be a port number, for example 9464" })
+    .min(0, { message: "must be a port number, for example 9464" })
+    .max(65535, { message: "must be a port number, for example 9464" })
+    .default(9464),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"], {
       message: "must be one of trace, debug, info, warn, error, fatal, silent, for example info",

@@ -24,6 +24,7 @@ export {
   type ContextTransformRun,
   type OutboundResolver,
   type RunLogger,
+  type RunObserver,
   type RunTool,
   SILENT_LOGGER,
   type ToolRunContext,

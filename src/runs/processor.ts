@@ -23,7 +23,14 @@ import { threadKeys } from "./keys.js";
 import type { RunJobData } from "./queue.js";
 import { recoverInterruptedCalls } from "./recovery.js";
 import { type ScriptedRedis, threadKeyList, withScripts } from "./scripts.js";
-import type { AgentSetup, OutboundResolver, RunLogger, RunTool, ToolRunContext } from "./setup.js";
+import type {
+  AgentSetup,
+  OutboundResolver,
+  RunLogger,
+  RunObserver,
+  RunTool,
+  ToolRunContext,
+} from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
 import { ThreadStore } from "./thread-store.js";
 import { approvalIdFor, createToolApproval } from "./tool-approval.js";
@@ -38,6 +45,7 @@ export interface RunProcessorDeps {
   outbound: OutboundResolver;
   agent: AgentSetup;
   log?: RunLogger;
+  observer?: RunObserver;
 }
 
 /** The job as the processor reads it (a BullMQ job satisfies this). */
@@ -79,7 +87,9 @@ class RunSession {
   private readonly log: RunLogger;
   private readonly controller = new AbortController();
   private readonly transcript: AgentMessage[] = [];
-  private readonly drained = new Map<AgentMessage, { id: string; kind: DrainKind }>();
+  private readonly drained = new Map<AgentMessage, { id: string; kind: DrainKind; receivedAt: number }>();
+  private readonly observer: RunObserver;
+  private seenVisible = false;
   private readonly stats: RunStats = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   private readonly startedAt = Date.now();
   private stopBy: ChatUser | null | undefined;
@@ -99,6 +109,7 @@ class RunSession {
     this.keys = threadKeyList(threadKeys(deps.config.prefix, job.threadId));
     this.outbound = deps.outbound(this.thread);
     this.log = deps.log ?? SILENT_LOGGER;
+    this.observer = deps.observer ?? {};
   }
 
   private get fields(): Record<string, unknown> {
@@ -216,6 +227,7 @@ class RunSession {
       store: this.store,
       redis: this.deps.redis,
       keys: threadKeys(config.prefix, this.job.threadId),
+      observer: this.observer,
     });
     const approvalKeys = threadKeys(config.prefix, this.job.threadId);
     const loopConfig: AgentLoopConfig = {
@@ -296,11 +308,13 @@ class RunSession {
         message: "Something went wrong while running this request; it has been logged.",
       };
       if (!this.leaseLost && !this.shuttingDown) {
+        this.observer.runEnded?.("failed");
         await this.finishRenderer(outcome);
         throw err;
       }
     }
     if (this.leaseLost || this.shuttingDown) {
+      this.observer.runEnded?.(this.leaseLost ? "lost" : "interrupted");
       await this.finishRenderer({
         kind: "stopped",
         by: undefined,
@@ -319,6 +333,7 @@ class RunSession {
       if (this.stopBy !== undefined) outcome = { kind: "stopped", by: this.stopBy ?? undefined };
       else if (this.budgetReason) outcome = { kind: "budget", reason: this.budgetReason };
     }
+    this.observer.runEnded?.(outcome.kind);
     await this.finishRenderer(outcome);
   }
 
@@ -359,7 +374,7 @@ class RunSession {
     for (let i = 0; i + 2 < reply.length; i += 3) {
       const id = reply[i]!;
       const message = JSON.parse(reply[i + 1]!) as AgentMessage;
-      this.drained.set(message, { id, kind });
+      this.drained.set(message, { id, kind, receivedAt: Number(reply[i + 2]) });
       messages.push(message);
     }
     return messages;
@@ -378,6 +393,10 @@ class RunSession {
   /** The loop's event sink: render, then persist. Awaited by the loop, so persistence keeps its order. */
   private async onEvent(event: AgentEvent): Promise<void> {
     this.renderer?.handle(event);
+    if (!this.seenVisible && (event.type === "message_update" || event.type === "tool_execution_start")) {
+      this.seenVisible = true;
+      this.observer.firstVisible?.(Date.now() - this.startedAt);
+    }
     if (event.type === "message_end") {
       const message = event.message;
       this.transcript.push(message);
@@ -386,7 +405,10 @@ class RunSession {
         this.drained.delete(message);
         const acked = await this.scripts.run("tlAck", this.keys, [this.job.runId, drained.id]);
         if (acked !== 1) this.loseLease();
-        else if (drained.kind !== "prompt") this.markDelivered(drained.id);
+        else if (drained.kind !== "prompt") {
+          this.markDelivered(drained.id);
+          if (drained.receivedAt > 0) this.observer.delivered?.(Date.now() - drained.receivedAt);
+        }
       } else {
         const length = await this.scripts.run("tlAppend", this.keys, [
           this.job.runId,
@@ -397,6 +419,7 @@ class RunSession {
       if ((message as { role?: string }).role === "assistant") this.countTurn(message as AssistantMessage);
     } else if (event.type === "tool_execution_end") {
       this.stats.toolCalls++;
+      this.observer.toolCall?.(event.toolName, event.isError);
       const record = JSON.stringify({ result: event.result, isError: event.isError });
       await this.scripts.run("tlRecordToolResult", this.keys, [this.job.runId, event.toolCallId, record]);
     }
@@ -416,6 +439,7 @@ class RunSession {
   }
 
   private countTurn(message: AssistantMessage): void {
+    this.observer.turn?.();
     this.lastAssistant = message;
     this.stats.turns++;
     this.stats.inputTokens += message.usage.input;

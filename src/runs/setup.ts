@@ -55,6 +55,21 @@ export interface AgentSetup {
   toolExecution?: ToolExecutionMode;
 }
 
+/** Receives what a run does, for metrics. Every method is optional and must not throw. */
+export interface RunObserver {
+  /** A run job ended: completed | stopped | budget | failed | interrupted (worker shutdown) | lost (lease). */
+  runEnded?(outcome: string): void;
+  /** An assistant message finished. */
+  turn?(): void;
+  toolCall?(tool: string, isError: boolean): void;
+  /** A queued (steer / follow-up) message reached the agent, this long after it arrived. */
+  delivered?(latencyMs: number): void;
+  /** The first visible activity of a run (streamed text or a tool start), this long after the job began. */
+  firstVisible?(latencyMs: number): void;
+  /** A human decided (or the wait ended): approved | denied | expired | cancelled, after waiting this long. */
+  approval?(decision: string, waitMs: number): void;
+}
+
 /** Structured log sink (pino-compatible). */
 export interface RunLogger {
   info(fields: Record<string, unknown>, message: string): void;

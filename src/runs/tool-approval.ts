@@ -4,7 +4,7 @@ import type { AgentLoopConfig, AgentMessage } from "../agent/index.js";
 import { renderArguments } from "../chat/index.js";
 import { type ApprovalGate, verdictReason } from "./approvals.js";
 import type { ThreadKeys } from "./keys.js";
-import type { RunTool, ToolRunContext } from "./setup.js";
+import type { RunObserver, RunTool, ToolRunContext } from "./setup.js";
 import type { ThreadStore } from "./thread-store.js";
 
 /** Longest argument rendering shown on a card. */
@@ -27,6 +27,7 @@ export interface ToolApprovalOptions {
   store: ThreadStore;
   redis: Redis;
   keys: ThreadKeys;
+  observer?: RunObserver;
 }
 
 /**
@@ -46,6 +47,7 @@ export function createToolApproval(
     if ((await options.store.allowedTools(options.ctx.threadId)).has(toolCall.name)) return undefined;
     const approvalId = approvalIdFor(options.transcript.lastIndexOf(assistantMessage), toolCall.id);
     const waiting = await options.redis.llen(options.keys.inbox);
+    const asked = Date.now();
     const verdict = await options.gate.request(
       {
         approvalId,
@@ -57,6 +59,7 @@ export function createToolApproval(
       },
       waiting,
     );
+    options.observer?.approval?.(verdict.kind, Date.now() - asked);
     const reason = verdictReason(verdict);
     return reason === undefined ? undefined : { block: true, reason };
   };

@@ -4,7 +4,7 @@ import { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
 import { createRunProcessor } from "./processor.js";
 import { createRunWorker, type RunJobData } from "./queue.js";
-import type { AgentSetup, OutboundResolver, RunLogger } from "./setup.js";
+import type { AgentSetup, OutboundResolver, RunLogger, RunObserver } from "./setup.js";
 
 export interface RunWorkerOptions {
   /** Connection for ordinary commands and scripts. */
@@ -17,6 +17,7 @@ export interface RunWorkerOptions {
   /** Runs held at once by this process; default 50. */
   concurrency?: number;
   log?: RunLogger;
+  observer?: RunObserver;
   /** BullMQ tuning (tests shorten these to exercise stalled-job recovery). */
   lockDuration?: number;
   stalledInterval?: number;
@@ -41,6 +42,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     outbound: options.outbound,
     agent: options.agent,
     ...(options.log ? { log: options.log } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
   });
   const tuning: Parameters<typeof createRunWorker>[3] = {};
   if (options.concurrency !== undefined) tuning.concurrency = options.concurrency;

@@ -89,6 +89,8 @@ export function instantTool(name: string, approval: RunTool["approval"] = "never
 }
 
 export interface HarnessOptions {
+  /** Receives run events (metrics). */
+  observer?: import("../../src/runs/index.js").RunObserver;
   script?: (
     | ScriptedResponse
     | ((request: import("../fakes/scripted-model.js").RecordedRequest) => ScriptedResponse)
@@ -162,6 +164,7 @@ export class RunsHarness {
         ...this.options.agent,
       },
       concurrency: this.options.concurrency ?? 10,
+      ...(this.options.observer ? { observer: this.options.observer } : {}),
     });
     handle.worker.on("completed", (job) => this.completion(job.id!).resolve());
     handle.worker.on("failed", (job) => {
