@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
 import { Redis } from "ioredis";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
+import { formatDoctorReport, runDoctor } from "./doctor.js";
 import { RedisNotInstalledError, startEmbeddedRedis } from "./embedded-redis.js";
 import { startGatewayProcess } from "./gateway.js";
 import { createLogger } from "./logger.js";
@@ -129,5 +130,23 @@ program
   .description("execute runs from the queue")
   .option("-c, --concurrency <n>", "runs held at once", positiveInt)
   .action((options: { concurrency?: number }) => run({ gateway: false, worker: true }, options.concurrency));
+
+program
+  .command("doctor")
+  .description("check the configuration, Redis, the model endpoint, Slack and Discord, and say what to fix")
+  .action(async () => {
+    let loaded: LoadedConfig;
+    try {
+      loaded = await loadConfig();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stdout.write(`✗ Configuration\n${err.message}\n`);
+      process.exit(1);
+    }
+    process.stdout.write(`✓ Configuration: valid${loaded.configPath ? ` (${loaded.configPath})` : ""}\n`);
+    const checks = await runDoctor(loaded.env);
+    process.stdout.write(`${formatDoctorReport(checks)}\n`);
+    process.exit(checks.every((check) => check.ok) ? 0 : 1);
+  });
 
 await program.parseAsync();

@@ -1,0 +1,153 @@
+import { WebClient } from "@slack/web-api";
+import { Redis } from "ioredis";
+import type { Env } from "../config/index.js";
+import { DEFAULT_OPENAI_BASE_URL, probeModelEndpoint } from "../llm/index.js";
+import { slackClientOptions } from "../slack/index.js";
+
+/** One line of the doctor's report. */
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  /** What was found, in words. */
+  detail: string;
+  /** What to do about it (failed checks). */
+  fix?: string;
+  /** Checks that do not apply (e.g. no Discord token) are skipped, not failed. */
+  skipped?: boolean;
+}
+
+const DEFAULT_DISCORD_API_URL = "https://discord.com/api";
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function checkRedis(env: Env): Promise<DoctorCheck> {
+  const url = env.REDIS_URL;
+  if (!url) {
+    return {
+      name: "Redis",
+      ok: true,
+      detail:
+        "REDIS_URL is not set: `threadline start` runs a private redis-server (gateway/worker need REDIS_URL)",
+    };
+  }
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on("error", () => {});
+  try {
+    await Promise.race([
+      redis.connect().then(() => redis.ping()),
+      new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 3 s")), 3000)),
+    ]);
+    return { name: "Redis", ok: true, detail: `answers at ${new URL(url).host}` };
+  } catch (err) {
+    return {
+      name: "Redis",
+      ok: false,
+      detail: `no answer at ${new URL(url).host}: ${message(err)}`,
+      fix: "Start Redis (e.g. `redis-server`) or fix REDIS_URL.",
+    };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function checkModel(env: Env): Promise<DoctorCheck> {
+  if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
+    return {
+      name: "Model",
+      ok: false,
+      detail: "no model is configured",
+      fix: "Set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server such as Ollama (OPENAI_BASE_URL=http://localhost:11434/v1 and OPENAI_MODEL=llama3.1).",
+    };
+  }
+  const options: Parameters<typeof probeModelEndpoint>[0] = {
+    baseURL: env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL,
+    model: env.OPENAI_MODEL,
+  };
+  if (env.OPENAI_API_KEY) options.apiKey = env.OPENAI_API_KEY;
+  const result = await probeModelEndpoint(options);
+  return result.ok
+    ? { name: "Model", ok: true, detail: result.verdict }
+    : {
+        name: "Model",
+        ok: false,
+        detail: result.verdict,
+        fix: "Check OPENAI_BASE_URL, OPENAI_MODEL and OPENAI_API_KEY.",
+      };
+}
+
+async function checkSlack(env: Env): Promise<DoctorCheck> {
+  if (!env.SLACK_BOT_TOKEN)
+    return { name: "Slack", ok: true, skipped: true, detail: "not configured (SLACK_BOT_TOKEN)" };
+  const clientOptions = slackClientOptions(env.SLACK_API_URL ? { apiUrl: env.SLACK_API_URL } : {});
+  const client = new WebClient(env.SLACK_BOT_TOKEN, { ...clientOptions, retryConfig: { retries: 0 } });
+  try {
+    const auth = await client.auth.test();
+    return { name: "Slack", ok: true, detail: `connected as @${auth.user} in ${auth.team}` };
+  } catch (err) {
+    const code = (err as { data?: { error?: string } }).data?.error;
+    return {
+      name: "Slack",
+      ok: false,
+      detail: `auth.test failed: ${code ?? message(err)}`,
+      fix:
+        code === "invalid_auth" || code === "not_authed"
+          ? "SLACK_BOT_TOKEN is not valid: copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page."
+          : "Check SLACK_BOT_TOKEN and SLACK_API_URL, and that the app is installed in the workspace.",
+    };
+  }
+}
+
+async function checkDiscord(env: Env): Promise<DoctorCheck> {
+  if (!env.DISCORD_TOKEN)
+    return { name: "Discord", ok: true, skipped: true, detail: "not configured (DISCORD_TOKEN)" };
+  const base = (env.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL).replace(/\/+$/, "");
+  try {
+    const response = await fetch(`${base}/v10/users/@me`, {
+      headers: { authorization: `Bot ${env.DISCORD_TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (response.ok) {
+      const me = (await response.json()) as { username?: string };
+      return { name: "Discord", ok: true, detail: `connected as ${me.username ?? "the bot"}` };
+    }
+    return {
+      name: "Discord",
+      ok: false,
+      detail: `GET /users/@me answered ${response.status}`,
+      fix:
+        response.status === 401
+          ? "DISCORD_TOKEN is not valid: reset the bot token on the Developer Portal's Bot page and copy it."
+          : "Check DISCORD_TOKEN and DISCORD_API_URL.",
+    };
+  } catch (err) {
+    return {
+      name: "Discord",
+      ok: false,
+      detail: `could not reach ${base}: ${message(err)}`,
+      fix: "Check DISCORD_API_URL and the network.",
+    };
+  }
+}
+
+/** Runs every check (in parallel); never throws. */
+export async function runDoctor(env: Env): Promise<DoctorCheck[]> {
+  return Promise.all([checkRedis(env), checkModel(env), checkSlack(env), checkDiscord(env)]);
+}
+
+/** The report as text: one line per check, with the fix under failed ones. */
+export function formatDoctorReport(checks: DoctorCheck[]): string {
+  const lines = checks.map((check) => {
+    const mark = check.skipped ? "–" : check.ok ? "✓" : "✗";
+    const head = `${mark} ${check.name}: ${check.detail}`;
+    return check.fix && !check.ok ? `${head}\n    → ${check.fix}` : head;
+  });
+  const failed = checks.filter((check) => !check.ok).length;
+  lines.push(
+    failed === 0
+      ? "\nEverything needed is in place."
+      : `\n${failed} problem${failed === 1 ? "" : "s"} to fix.`,
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatDoctorReport, runDoctor } from "../../src/app/doctor.js";
+import { parseEnv } from "../../src/config/index.js";
+import { FakeDiscordServer } from "../fakes/discord-server.js";
+import { FakeOpenAIServer } from "../fakes/openai-server.js";
+import { FakeSlackServer } from "../fakes/slack-server.js";
+import { REDIS_URL } from "../support/redis.js";
+
+let model: FakeOpenAIServer;
+let slack: FakeSlackServer;
+let discord: FakeDiscordServer;
+
+beforeAll(async () => {
+  model = await FakeOpenAIServer.start();
+  slack = await FakeSlackServer.start();
+  discord = await FakeDiscordServer.start();
+});
+afterAll(async () => {
+  await model.close();
+  await slack.close();
+  await discord.close();
+});
+
+function env(overrides: Record<string, string>) {
+  return parseEnv({
+    REDIS_URL,
+    OPENAI_BASE_URL: model.baseURL,
+    OPENAI_API_KEY: "sk-test-doctor",
+    OPENAI_MODEL: "fake-model",
+    SLACK_BOT_TOKEN: "xoxb-test",
+    SLACK_APP_TOKEN: "xapp-test",
+    SLACK_API_URL: slack.apiUrl,
+    DISCORD_TOKEN: "fake-discord-token",
+    DISCORD_API_URL: discord.apiUrl,
+    ...overrides,
+  });
+}
+
+describe("threadline doctor", () => {
+  it("passes every check against working services", async () => {
+    const checks = await runDoctor(env({}));
+    expect(checks.map((c) => [c.name, c.ok])).toEqual([
+      ["Redis", true],
+      ["Model", true],
+      ["Slack", true],
+      ["Discord", true],
+    ]);
+    expect(formatDoctorReport(checks)).toContain("Everything needed is in place.");
+  });
+
+  it("says exactly what is wrong and how to fix it, without echoing secrets", async () => {
+    // The model is not listed, so the probe asks for one token; the server says the model does not exist.
+    model.enqueue({ kind: "error", status: 404, code: "model_not_found", message: "The model does not exist" });
+    const checks = await runDoctor(
+      env({
+        REDIS_URL: "redis://127.0.0.1:1",
+        OPENAI_MODEL: "no-such-model",
+        SLACK_BOT_TOKEN: "xoxb-wrong",
+        DISCORD_TOKEN: "wrong-token",
+      }),
+    );
+    const report = formatDoctorReport(checks);
+    expect(checks.every((c) => !c.ok)).toBe(true);
+    expect(report).toContain("✗ Redis");
+    expect(report).toContain("Start Redis");
+    expect(report).toContain("no-such-model");
+    expect(report).toMatch(/SLACK_BOT_TOKEN is not valid/);
+    expect(report).toMatch(/DISCORD_TOKEN is not valid/);
+    expect(report).toContain("4 problems to fix.");
+    expect(report).not.toContain("xoxb-wrong");
+    expect(report).not.toContain("wrong-token");
+    expect(report).not.toContain("sk-test-doctor");
+  });
+
+  it("explains how to configure a model when none is set, and skips platforms without credentials", async () => {
+    const checks = await runDoctor(parseEnv({ REDIS_URL }));
+    const report = formatDoctorReport(checks);
+    expect(report).toContain("OPENAI_BASE_URL=http://localhost:11434/v1");
+    expect(report).toContain("– Slack: not configured");
+    expect(report).toContain("– Discord: not configured");
+    expect(report).toContain("1 problem to fix.");
+  });
+});
