@@ -50,7 +50,12 @@ describe("threadline doctor", () => {
 
   it("says exactly what is wrong and how to fix it, without echoing secrets", async () => {
     // The model is not listed, so the probe asks for one token; the server says the model does not exist.
-    model.enqueue({ kind: "error", status: 404, code: "model_not_found", message: "The model does not exist" });
+    model.enqueue({
+      kind: "error",
+      status: 404,
+      code: "model_not_found",
+      message: "The model does not exist",
+    });
     const checks = await runDoctor(
       env({
         REDIS_URL: "redis://127.0.0.1:1",
