@@ -399,6 +399,9 @@ class RunSession {
     }
     if (event.type === "message_end") {
       const message = event.message;
+      // A worker shutdown aborts the run only to hand it over: the stand-in "aborted" answer is not part of
+      // the conversation, and the next worker continues from what was persisted before it.
+      if (this.shuttingDown && (message as Partial<AssistantMessage>).stopReason === "aborted") return;
       this.transcript.push(message);
       const drained = this.drained.get(message);
       if (drained) {

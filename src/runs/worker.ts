@@ -27,8 +27,12 @@ export interface RunWorkerOptions {
 export interface RunWorkerHandle {
   worker: Worker<RunJobData, void, string>;
   bus: EventBus;
-  /** Stops taking jobs, waits for running ones (BullMQ semantics), closes the bus. */
-  close(force?: boolean): Promise<void>;
+  /**
+   * Stops taking jobs and lets running runs finish for up to `graceMs` (default 30 s); runs still going
+   * then are aborted and their jobs left to be resumed by another worker from the transcript. `force`
+   * closes at once without waiting (tests).
+   */
+  close(options?: { graceMs?: number; force?: boolean } | boolean): Promise<void>;
 }
 
 /** Starts processing runs. Resolves once the event bus is subscribed (so no abort or decision is missed). */
@@ -52,8 +56,15 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   return {
     worker,
     bus,
-    async close(force = false) {
-      await worker.close(force);
+    async close(options = {}) {
+      const { graceMs = 30_000, force = false } = typeof options === "boolean" ? { force: options } : options;
+      const closing = worker.close(force);
+      const timer = setTimeout(() => worker.cancelAllJobs("worker shutting down"), graceMs);
+      try {
+        await closing;
+      } finally {
+        clearTimeout(timer);
+      }
       await bus.close();
     },
   };
