@@ -72,6 +72,7 @@ export class DiscordE2E {
       SLACK_BOT_TOKEN: "",
       SLACK_APP_TOKEN: "",
       SLACK_SIGNING_SECRET: "",
+      OPS_PORT: "0",
       REDIS_URL,
       THREADLINE_PREFIX: e2e.prefix,
       OPENAI_BASE_URL: openai.baseURL,

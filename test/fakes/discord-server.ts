@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { FakeGateway } from "./discord/gateway.js";
-import type { FakeInteraction } from "./discord/interactions.js";
+import { type FakeInteraction, interactionCreate } from "./discord/interactions.js";
 import { FakeRateLimits } from "./discord/rate-limits.js";
 import { FakeRest, type RecordedRequest } from "./discord/rest.js";
 import { reactionEvent, registerRoutes } from "./discord/routes.js";
@@ -290,30 +290,7 @@ export class FakeDiscordServer {
       followUps: [],
     };
     this.interactions.set(interaction.id, interaction);
-    const who = channel.guildId
-      ? {
-          guild_id: channel.guildId,
-          member: { ...this.state.apiMember(channel.guildId, user.id, true), permissions: "0" },
-        }
-      : { user: this.state.apiUser(user.id) };
-    const data = {
-      id: interaction.id,
-      application_id: this.state.applicationId,
-      type: 3,
-      token: interaction.token,
-      version: 1,
-      data: { custom_id: customId, component_type: 2 },
-      channel_id: channel.id,
-      channel: this.state.apiChannel(channel.id),
-      message: this.state.apiMessage(messageId),
-      app_permissions: "0",
-      locale: "en-US",
-      entitlements: [],
-      authorizing_integration_owners: {},
-      context: channel.guildId ? 0 : 1,
-      attachment_size_limit: 10_485_760,
-      ...who,
-    };
+    const data = interactionCreate(this.state, interaction, channel);
     this.gateway.dispatch(
       "INTERACTION_CREATE",
       data,
