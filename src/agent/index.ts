@@ -18,6 +18,7 @@ export {
   agentLoop,
   agentLoopContinue,
   emptyAssistantMessage,
+  emptyUsage,
   failureMessage,
   runAgentLoop,
   runAgentLoopContinue,

@@ -15,6 +15,7 @@ import type {
   ToolCall,
   ToolResultMessage,
   TurnContext,
+  Usage,
 } from "./types.js";
 
 let defaultStreamFn: StreamFn | undefined;
@@ -379,6 +380,18 @@ class LoopRun {
   }
 }
 
+/** A usage record with every count and cost at zero. */
+export function emptyUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
 /** An assistant message with zero usage, used for failures and aborted turns. */
 export function emptyAssistantMessage(
   model: Model,
@@ -391,14 +404,7 @@ export function emptyAssistantMessage(
     api: model.api,
     provider: model.provider,
     model: model.id,
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: emptyUsage(),
     stopReason,
     errorMessage,
     timestamp: Date.now(),

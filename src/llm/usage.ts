@@ -1,4 +1,4 @@
-import type { Model, Usage } from "../agent/index.js";
+import { emptyUsage, type Model, type Usage } from "../agent/index.js";
 
 /** Prices per million tokens, in the configured currency unit (usually USD). */
 export type ModelPrices = NonNullable<Model["cost"]>;
@@ -13,17 +13,7 @@ export interface ChatUsagePayload {
   prompt_cache_hit_tokens?: number | null;
 }
 
-/** A usage record with every count and cost at zero. */
-export function emptyUsage(): Usage {
-  return {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-}
+export { emptyUsage };
 
 function count(value: number | null | undefined): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
