@@ -106,7 +106,8 @@ async function main(): Promise<void> {
     OPENAI_BASE_URL: openai.baseURL,
     OPENAI_API_KEY: "sk-bench",
     OPENAI_MODEL: "fake-model",
-    WORKER_CONCURRENCY: "100",
+    // Runs finishing under a saturated budget (their last edits are paced) still hold a slot for a while.
+    WORKER_CONCURRENCY: "500",
     LOG_LEVEL: "warn",
   };
   const processes: CliProcess[] = [];

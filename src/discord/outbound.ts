@@ -31,7 +31,6 @@ export const DISCORD_TYPING_RENEW_MS = 8000;
 
 const NO_MENTIONS = { parse: [] as [] };
 const URGENT = { [PRIORITY_HEADER]: "high" };
-const DEFERRABLE = { [PRIORITY_HEADER]: "low" };
 
 /** Options of {@link DiscordOutbound}. */
 export interface DiscordOutboundOptions {
@@ -61,7 +60,8 @@ interface Draft {
  * while text streams, and Discord does not notify anyone of edits. So when the status is cleared (the
  * renderer's last call of a run) and the last reply message of the run was edited after it was posted,
  * its final text is posted again as a fresh message (the channel shows unread, followers are notified)
- * and the edited draft is deleted. Earlier reply messages stay where they are, so the order is kept.
+ * and the edited draft is then deleted in the background. Earlier reply messages stay where they are,
+ * so the order is kept.
  */
 export class DiscordOutbound implements ChatOutbound {
   readonly limits: OutboundLimits;
@@ -187,16 +187,21 @@ export class DiscordOutbound implements ChatOutbound {
   }
 
   /**
-   * Posts the final text as a fresh message, then deletes the edited draft (kept if the post failed).
-   * Low priority: the text is already visible in the draft.
+   * Posts the final text as a fresh message, then deletes the edited draft (kept if the post failed). The
+   * deletion is not awaited (it runs at low priority and only tidies up), so the run's job is not held by
+   * the shared budget; a failure is logged.
    */
   private async repost(thread: ThreadRef, draft: Draft): Promise<void> {
     await this.rest.post(Routes.channelMessages(thread.thread), {
       body: { content: draft.text, allowed_mentions: NO_MENTIONS },
-      headers: DEFERRABLE,
     });
-    await ignoring([RESTJSONErrorCodes.UnknownMessage], () =>
+    ignoring([RESTJSONErrorCodes.UnknownMessage], () =>
       this.rest.delete(Routes.channelMessage(thread.thread, draft.id)),
+    ).catch((err: unknown) =>
+      this.log.warn(
+        { err, threadId: threadId(thread), messageId: draft.id },
+        "could not delete a reposted draft",
+      ),
     );
   }
 

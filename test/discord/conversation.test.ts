@@ -19,7 +19,7 @@ describe("Discord conversations (sharded gateway and worker processes, fake Disc
     const tag = e2e.tag({ ...textReply(answer, { pieceSize: 3 }), delayMs: 15 });
     const channel = e2e.channel();
     const mention = e2e.mention(channel, tag, "summarize the release notes");
-    const final = await e2e.waitForRuns(mention.id, 1, answer);
+    await e2e.waitForRuns(mention.id, 1, answer);
 
     expect(e2e.discord.hasReaction(mention.id, "👀")).toBe(true);
     expect(e2e.discord.state.channel(mention.id)).toMatchObject({
@@ -37,9 +37,10 @@ describe("Discord conversations (sharded gateway and worker processes, fake Disc
     for (let i = 1; i < draft.history.length; i++) {
       expect(draft.history[i]!.startsWith(draft.history[i - 1]!.replace(/\n-# .*$/, ""))).toBe(true);
     }
-    expect(draft.deleted).toBe(true);
-    expect(final.id).toBe(bot[1]!.id);
-    expect(final.content).toBe(`${answer}\n\n-# 1 turn · 15 tokens`);
+    // The edited draft is deleted in the background once the final message is posted.
+    await e2e.discord.waitFor(() => draft.deleted);
+    expect(e2e.discord.botMessages(mention.id).map((m) => m.id)).toEqual([bot[1]!.id]);
+    expect(bot[1]!.content).toBe(`${answer}\n\n-# 1 turn · 15 tokens`);
     expect(e2e.discord.typing.get(mention.id)).toBeGreaterThan(0);
   });
 

@@ -43,8 +43,9 @@ describe("DiscordOutbound (REST against the fake Discord)", () => {
     renderer.handle(events.text(" world, streamed."));
     renderer.handle(events.assistantEnd());
     await renderer.finish({ kind: "completed" }, stats);
-
     const all = fake.state.channelMessages(thread.thread).filter((m) => m.authorId === fake.bot.id);
+    await fake.waitFor(() => all[0]?.deleted === true);
+
     expect(all.map((m) => [m.history, m.deleted])).toEqual([
       [["Hello", "Hello world, streamed."], true],
       [["Hello world, streamed."], false],
