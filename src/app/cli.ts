@@ -8,7 +8,7 @@ import { RedisNotInstalledError, startEmbeddedRedis } from "./embedded-redis.js"
 import { startGatewayProcess } from "./gateway.js";
 import { createLogger } from "./logger.js";
 import { Metrics } from "./metrics.js";
-import { startOpsServer } from "./ops-server.js";
+import { serveOps } from "./ops-server.js";
 import { createPlatforms } from "./platforms.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 import { startWorkerProcess } from "./worker.js";
@@ -79,15 +79,18 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
   if (env.OPS_PORT > 0) {
     const healthy = async () => (await redis.ping()) === "PONG";
     try {
-      const server = await startOpsServer(env.OPS_PORT, metrics, healthy);
-      log.info({ port: env.OPS_PORT }, "serving /healthz and /metrics");
-      parts.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+      parts.push(await serveOps({ env, metrics, healthy, log, withDashboard: roles.gateway }));
     } catch (err) {
       log.warn(
         { err, port: env.OPS_PORT },
         "could not serve /healthz and /metrics (set OPS_PORT to a free port)",
       );
     }
+  } else if (env.DASHBOARD && roles.gateway) {
+    log.warn(
+      { setting: "OPS_PORT" },
+      "DASHBOARD is on but OPS_PORT=0 turns the ops server off: no dashboard",
+    );
   }
   if (roles.worker) {
     const platforms = createPlatforms({ env, redis, log, role: "worker", config });
@@ -99,7 +102,9 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
       observer: metrics.observer(),
     };
     if (concurrency !== undefined) options.concurrency = concurrency;
-    parts.push(await startWorkerProcess(options));
+    const worker = await startWorkerProcess(options);
+    metrics.sampleRuns(worker);
+    parts.push(worker);
   }
   if (roles.gateway) {
     const platforms = createPlatforms({ env, redis, log, role: "gateway", config });

@@ -1,6 +1,14 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { RunObserver } from "../runs/index.js";
 
+/** What the run gauges read when `/metrics` is scraped: the runs a worker process is executing now. */
+export interface RunsSampler {
+  /** Thread ids of the runs this process is executing now, one per run. Must not throw. */
+  activeThreadIds(): readonly string[];
+  /** Messages queued in the inboxes of these threads (LLEN, summed). May reject (Redis down). */
+  inboxDepth(threadIds: readonly string[]): Promise<number>;
+}
+
 /** Prometheus metrics of a Threadline process (one registry per process). */
 export class Metrics {
   readonly registry = new Registry();
@@ -45,15 +53,41 @@ export class Metrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
     registers: [this.registry],
   });
+  private sampler: RunsSampler | undefined;
+  readonly runsActive = new Gauge({
+    name: "threadline_runs_active",
+    help: "Runs this worker process is executing now (sampled at scrape; sum across processes)",
+    registers: [this.registry],
+    collect: (): void => this.runsActive.set(this.sampler?.activeThreadIds().length ?? 0),
+  });
   readonly inboxDepth = new Gauge({
     name: "threadline_inbox_depth",
-    help: "Messages queued for active runs when last sampled by the gateway",
+    help: "Messages queued (not yet delivered) for the runs this worker process is executing now (sampled at scrape; sum across processes; NaN when Redis did not answer)",
     registers: [this.registry],
+    collect: () => this.sampleInboxDepth(),
   });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: "threadline_" });
+  }
+
+  /**
+   * Samples `threadline_runs_active` and `threadline_inbox_depth` from `sampler` at every scrape (a worker
+   * process). Without one, both stay 0 (gateway-only processes). Replaces an earlier sampler.
+   */
+  sampleRuns(sampler: RunsSampler): void {
+    this.sampler = sampler;
+  }
+
+  /** Reads the inbox depth now; a Redis failure shows as NaN rather than failing the whole scrape. */
+  private async sampleInboxDepth(): Promise<void> {
+    if (!this.sampler) return;
+    try {
+      this.inboxDepth.set(await this.sampler.inboxDepth(this.sampler.activeThreadIds()));
+    } catch {
+      this.inboxDepth.set(Number.NaN);
+    }
   }
 
   /** A run observer that records into these metrics. */

@@ -7,9 +7,11 @@ import {
   type RunObserver,
   type RunTool,
   startRunWorker,
+  ThreadStore,
 } from "../runs/index.js";
 import { agentSetupFromEnv } from "./agent-setup.js";
 import { connectConfiguredMcpServers } from "./mcp.js";
+import type { RunsSampler } from "./metrics.js";
 import { byPlatform } from "./platforms.js";
 import { blockingConnection, commandConnection } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
@@ -28,8 +30,11 @@ export interface WorkerProcessOptions {
   observer?: RunObserver;
 }
 
-/** A running worker: executes runs from the queue; posts to chats through REST only. */
-export interface WorkerProcess {
+/**
+ * A running worker: executes runs from the queue; posts to chats through REST only. It is the
+ * {@link RunsSampler} of its process's run gauges (`Metrics.sampleRuns`).
+ */
+export interface WorkerProcess extends RunsSampler {
   /** Stops taking jobs and waits for the running ones (BullMQ's close), then closes connections. */
   close(): Promise<void>;
 }
@@ -61,7 +66,10 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     ...(options.observer ? { observer: options.observer } : {}),
   });
   log.info({ concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }, "worker started");
+  const store = new ThreadStore(redis, env.THREADLINE_PREFIX);
   return {
+    activeThreadIds: () => handle.activeThreadIds(),
+    inboxDepth: (threadIds) => store.inboxDepth(threadIds),
     async close() {
       await handle.close();
       await mcp?.close();

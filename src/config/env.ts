@@ -172,6 +172,12 @@ export const envSchema = z.object({
     .min(0, { message: "must be a port number, for example 9464" })
     .max(65535, { message: "must be a port number, for example 9464" })
     .default(9464),
+  /** Serve the BullMQ dashboard of the runs queue at /dashboard on the ops server (gateway and start). */
+  DASHBOARD: flag(false),
+  /** HTTP Basic password of the dashboard (any user name); unset = no login. */
+  DASHBOARD_PASSWORD: optionalText,
+  /** The dashboard only shows (default): retrying or removing run jobs by hand can break run invariants. */
+  DASHBOARD_READ_ONLY: flag(true),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"], {
       message: "must be one of trace, debug, info, warn, error, fatal, silent, for example info",

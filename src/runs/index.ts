@@ -2,6 +2,7 @@
  * Runs on Redis and BullMQ: intake (gateway side), the run processor (worker side), approvals, abort,
  * and the thread store. Every per-thread decision is one atomic script on the thread's hash-tagged keys.
  */
+export { ActiveRuns } from "./active-runs.js";
 export { type ApprovalVerdict, verdictReason } from "./approvals.js";
 export { type BusEvent, EventBus } from "./bus.js";
 export {

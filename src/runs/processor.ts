@@ -16,6 +16,7 @@ import {
   type RunStats,
   type ThreadRef,
 } from "../chat/index.js";
+import type { ActiveRuns } from "./active-runs.js";
 import { ApprovalGate } from "./approvals.js";
 import type { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
@@ -46,6 +47,8 @@ export interface RunProcessorDeps {
   agent: AgentSetup;
   log?: RunLogger;
   observer?: RunObserver;
+  /** Where the processor records the runs it is executing (claimed, not yet returned). */
+  active?: ActiveRuns;
 }
 
 /** The job as the processor reads it (a BullMQ job satisfies this). */
@@ -130,6 +133,7 @@ class RunSession {
     };
     workerSignal?.addEventListener("abort", onWorkerAbort, { once: true });
     const timers: NodeJS.Timeout[] = [];
+    let leave: (() => void) | undefined;
     try {
       const claim = (await this.scripts.run("tlClaim", this.keys, [
         this.job.runId,
@@ -139,6 +143,7 @@ class RunSession {
         this.log.info(this.fields, "run job is stale; another run owns the thread");
         return;
       }
+      leave = this.deps.active?.enter(this.job.threadId);
       if (claim[1]) {
         this.stopBy = JSON.parse(claim[1]) as ChatUser;
         this.controller.abort();
@@ -157,6 +162,7 @@ class RunSession {
       for (const timer of timers) clearInterval(timer);
       workerSignal?.removeEventListener("abort", onWorkerAbort);
       unsubscribe();
+      leave?.();
     }
     if (this.shuttingDown && !this.leaseLost) throw new RunInterruptedError();
   }

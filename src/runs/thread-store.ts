@@ -79,6 +79,24 @@ export class ThreadStore {
     return out;
   }
 
+  /**
+   * Messages waiting in the inboxes of `threadIds` (queued for their runs, not yet drained), summed; a
+   * thread listed twice counts once. One pipeline of single-key LLENs: no multi-key script, no KEYS or
+   * SCAN over the keyspace. Read-only. @throws when Redis does not answer.
+   */
+  async inboxDepth(threadIds: readonly string[]): Promise<number> {
+    const unique = [...new Set(threadIds)];
+    if (unique.length === 0) return 0;
+    const pipeline = this.redis.pipeline();
+    for (const threadId of unique) pipeline.llen(threadKeys(this.prefix, threadId).inbox);
+    let total = 0;
+    for (const [err, length] of (await pipeline.exec()) ?? []) {
+      if (err) throw err;
+      total += Number(length);
+    }
+    return total;
+  }
+
   /** Deletes everything stored for a thread (tests and admin). */
   async deleteThread(threadId: string): Promise<void> {
     const keys = threadKeys(this.prefix, threadId);

@@ -1,5 +1,6 @@
 import type { Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import { ActiveRuns } from "./active-runs.js";
 import { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
 import { createRunProcessor } from "./processor.js";
@@ -28,6 +29,11 @@ export interface RunWorkerHandle {
   worker: Worker<RunJobData, void, string>;
   bus: EventBus;
   /**
+   * The thread ids of the runs this worker is executing now (claimed their thread, not finished), one per
+   * run. A snapshot: read-only, cheap, no Redis call.
+   */
+  activeThreadIds(): string[];
+  /**
    * Stops taking jobs and lets running runs finish for up to `graceMs` (default 30 s); runs still going
    * then are aborted and their jobs left to be resumed by another worker from the transcript. `force`
    * closes at once without waiting (tests).
@@ -39,12 +45,14 @@ export interface RunWorkerHandle {
 export async function startRunWorker(options: RunWorkerOptions): Promise<RunWorkerHandle> {
   const bus = EventBus.forPrefix(options.redis, options.config.prefix);
   await bus.start();
+  const active = new ActiveRuns();
   const processor = createRunProcessor({
     redis: options.redis,
     bus,
     config: options.config,
     outbound: options.outbound,
     agent: options.agent,
+    active,
     ...(options.log ? { log: options.log } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
   });
@@ -56,6 +64,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   return {
     worker,
     bus,
+    activeThreadIds: () => active.threadIds(),
     async close(options = {}) {
       const { graceMs = 30_000, force = false } = typeof options === "boolean" ? { force: options } : options;
       const closing = worker.close(force);
