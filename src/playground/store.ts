@@ -115,17 +115,20 @@ export class PlaygroundStore {
   async createThread(thread: PlaygroundThread): Promise<void> {
     const keys = this.keys.thread(thread.id);
     const event: PlaygroundEvent = { type: "thread", thread };
-    await this.redis
-      .multi()
-      .hset(keys.meta, {
-        title: thread.title,
-        createdAt: String(thread.createdAt),
-        createdBy: JSON.stringify(thread.createdBy),
-      })
-      .pexpire(keys.meta, this.retentionMs)
-      .publish(this.keys.events, JSON.stringify(event))
-      .exec();
-    await this.redis.zadd(this.keys.threads, thread.lastActivity, thread.id);
+    // The thread index lives in another Cluster slot, so it is not in the transaction; both are sent at once.
+    await Promise.all([
+      this.redis
+        .multi()
+        .hset(keys.meta, {
+          title: thread.title,
+          createdAt: String(thread.createdAt),
+          createdBy: JSON.stringify(thread.createdBy),
+        })
+        .pexpire(keys.meta, this.retentionMs)
+        .publish(this.keys.events, JSON.stringify(event))
+        .exec(),
+      this.redis.zadd(this.keys.threads, thread.lastActivity, thread.id),
+    ]);
   }
 
   /** True when the thread exists. */
@@ -152,8 +155,10 @@ export class PlaygroundStore {
     };
     const transaction = this.redis.multi().hset(keys.messages, fields).rpush(keys.order, message.id);
     for (const key of [keys.messages, keys.order, keys.meta]) transaction.pexpire(key, this.retentionMs);
-    await transaction.publish(this.keys.events, JSON.stringify(event)).exec();
-    await this.redis.zadd(this.keys.threads, message.sentAt, threadId);
+    await Promise.all([
+      transaction.publish(this.keys.events, JSON.stringify(event)).exec(),
+      this.redis.zadd(this.keys.threads, message.sentAt, threadId),
+    ]);
   }
 
   /** Replaces a message's text. @throws PlaygroundError when the guard refuses or the message is gone. */

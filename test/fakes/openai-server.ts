@@ -68,6 +68,8 @@ export interface ReceivedRequest {
   clientDisconnected: boolean;
   /** How many chunks of a streamed reply were written. */
   chunksWritten: number;
+  /** `performance.now()` when each chunk of a streamed reply was written (for latency benchmarks). */
+  writtenAt: number[];
 }
 
 /** Options of {@link FakeOpenAIServer.start}. */
@@ -294,6 +296,7 @@ export class FakeOpenAIServer {
       }),
       clientDisconnected: false,
       chunksWritten: 0,
+      writtenAt: [],
     };
     let dropped = false;
     res.on("close", () => {
@@ -403,6 +406,7 @@ export class FakeOpenAIServer {
       if (res.destroyed || this.closed) return;
       res.write(payload);
       request.chunksWritten++;
+      request.writtenAt.push(performance.now());
     }
     if (reply.dropAfter !== undefined) {
       markDropped();
