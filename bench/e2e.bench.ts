@@ -60,6 +60,10 @@ const LONG: AnswerShape = { pieces: 40, gapMs: 50 };
 interface Sample {
   ackMs: number;
   firstTokenOverheadMs: number;
+  /** Part of the overhead before the model: message sent → the model request arrived. */
+  toModelMs: number;
+  /** Part of the overhead after the model: first text chunk written → the token shown in the browser. */
+  toBrowserMs: number;
 }
 
 interface ScenarioResult {
@@ -93,6 +97,16 @@ class Model {
         delayMs: shape.gapMs,
       };
     };
+  }
+
+  /** When the model request for question `n` arrived. */
+  arrived(n: number): number {
+    return this.requests.get(n)?.arrived ?? Number.NaN;
+  }
+
+  /** When the first text chunk for question `n` was written. */
+  firstText(n: number): number {
+    return this.requests.get(n)?.request.writtenAt[1] ?? Number.NaN;
   }
 
   /** The model's own time to first token for question `n`: arrival → first text chunk written. */
@@ -254,6 +268,8 @@ async function scenario(
     const samples = asked.map((n) => ({
       ackMs: browser.ackMs(n),
       firstTokenOverheadMs: browser.firstTokenAt.get(n)! - browser.sentAt.get(n)! - model.ttft(n),
+      toModelMs: model.arrived(n) - browser.sentAt.get(n)!,
+      toBrowserMs: browser.firstTokenAt.get(n)! - model.firstText(n),
     }));
     return { name, samples, baselineMs: median(await baseline(url)) };
   } finally {
@@ -372,6 +388,16 @@ async function main() {
     );
   }
   console.log("\ntargets: ack p50 ≤ 10 ms, p99 ≤ 100 ms; first token overhead p99 ≤ 50 ms");
+  console.log("\nwhere the first-token overhead goes (p50 / p99):\n");
+  console.log("| scenario | sent → model request arrives | first text chunk → shown in the browser |");
+  console.log("|---|--:|--:|");
+  for (const { name, samples } of results) {
+    const toModel = samples.map((s) => s.toModelMs);
+    const toBrowser = samples.map((s) => s.toBrowserMs);
+    console.log(
+      `| ${name} | ${ms(percentile(toModel, 50))} / ${ms(percentile(toModel, 99))} | ${ms(percentile(toBrowser, 50))} / ${ms(percentile(toBrowser, 99))} |`,
+    );
+  }
   console.log(`(${((performance.now() - started) / 1000).toFixed(0)} s)`);
 }
 

@@ -33,7 +33,7 @@ import type {
   ToolRunContext,
 } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
-import { ThreadStore } from "./thread-store.js";
+import { parseMeta, parseTranscript, type ThreadMeta, ThreadStore } from "./thread-store.js";
 import { approvalIdFor, createToolApproval } from "./tool-approval.js";
 
 /** What the run processor needs. */
@@ -135,17 +135,18 @@ class RunSession {
     const timers: NodeJS.Timeout[] = [];
     let leave: (() => void) | undefined;
     try {
-      const claim = (await this.scripts.run("tlClaim", this.keys, [
-        this.job.runId,
-        config.leaseMs,
-      ])) as string[];
-      if (claim[0] !== "ok") {
+      // One round trip: the lease, the transcript, the meta and the prompts that start the run.
+      const start = (await this.scripts.run("tlStart", this.keys, [this.job.runId, config.leaseMs])) as
+        | ["stale"]
+        | ["ok", string, string[], string[], string[]];
+      if (start[0] !== "ok") {
         this.log.info(this.fields, "run job is stale; another run owns the thread");
         return;
       }
       leave = this.deps.active?.enter(this.job.threadId);
-      if (claim[1]) {
-        this.stopBy = JSON.parse(claim[1]) as ChatUser;
+      const [, stopBy, transcript, metaFlat, drained] = start;
+      if (stopBy) {
+        this.stopBy = JSON.parse(stopBy) as ChatUser;
         this.controller.abort();
       }
       // Renew at a third of the lease, whatever its length: a floor above that lets a short lease lapse
@@ -157,7 +158,9 @@ class RunSession {
           this.controller.abort();
         }, config.budgets.maxWallMs),
       );
-      await this.run();
+      const meta: Record<string, string> = {};
+      for (let i = 0; i + 1 < metaFlat.length; i += 2) meta[metaFlat[i]!] = metaFlat[i + 1]!;
+      await this.run(parseTranscript(transcript), parseMeta(meta), this.takeDrained("prompt", drained));
     } finally {
       for (const timer of timers) clearInterval(timer);
       workerSignal?.removeEventListener("abort", onWorkerAbort);
@@ -187,12 +190,9 @@ class RunSession {
     this.controller.abort();
   }
 
-  private async run(): Promise<void> {
+  /** Runs the loop from the claimed state: `prompts` were drained by the start script. */
+  private async run(transcript: AgentMessage[], meta: ThreadMeta, prompts: AgentMessage[]): Promise<void> {
     const { config } = this.deps;
-    const [transcript, meta] = await Promise.all([
-      this.store.loadTranscript(this.job.threadId),
-      this.store.meta(this.job.threadId),
-    ]);
     this.transcript.push(...transcript);
     const requester = meta.requester ?? meta.startedBy ?? { id: "", name: "someone" };
     const ctx: ToolRunContext = {
@@ -276,7 +276,6 @@ class RunSession {
             )) === 1,
         });
       }
-      let prompts = signal.aborted ? [] : await this.drain("prompt", "all");
       while (!signal.aborted) {
         const tail = this.transcript.at(-1) as { role?: string } | undefined;
         if (prompts.length > 0) {
@@ -376,6 +375,11 @@ class RunSession {
       this.loseLease();
       return [];
     }
+    return this.takeDrained(kind, reply);
+  }
+
+  /** Remembers drained messages (flat id, body, receivedAt triples) until they enter the transcript. */
+  private takeDrained(kind: DrainKind, reply: readonly string[]): AgentMessage[] {
     const messages: AgentMessage[] = [];
     for (let i = 0; i + 2 < reply.length; i += 3) {
       const id = reply[i]!;

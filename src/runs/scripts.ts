@@ -36,6 +36,34 @@ local function requeue_inflight()
   redis.call('DEL', INFLIGHT)
   return #ids
 end
+-- Takes the lease for run (a fresh start, or a resumption after its worker died and the lease lapsed) and
+-- requeues what a dead worker had drained; returns the stop requester (or '') or false when stale.
+local function claim(run, lease_ms)
+  local current = redis.call('GET', LEASE)
+  if current ~= run then
+    if current or redis.call('HGET', META, 'run') ~= run then return false end
+  end
+  redis.call('SET', LEASE, run, 'PX', lease_ms)
+  requeue_inflight()
+  return redis.call('HGET', META, 'stopBy') or ''
+end
+-- Moves queued messages of one disposition to the in-flight list, oldest first (only the first with one):
+-- a flat list {id1, body1, receivedAt1, id2, ...}.
+local function drain(wanted, one)
+  local out = {}
+  for _, id in ipairs(redis.call('LRANGE', INBOX, 0, -1)) do
+    if redis.call('HGET', DISP, id) == wanted then
+      redis.call('LREM', INBOX, 1, id)
+      redis.call('RPUSH', INFLIGHT, id)
+      redis.call('HSET', STATE, id, 'inflight')
+      out[#out + 1] = id
+      out[#out + 1] = redis.call('HGET', BODY, id)
+      out[#out + 1] = redis.call('HGET', ORIGIN, id) or '0'
+      if one then break end
+    end
+  end
+  return out
+end
 local function touch(retention)
   if retention > 0 then
     for i = 1, 11 do
@@ -141,14 +169,23 @@ return active
  * worker had drained back at the front of the inbox.
  */
 const CLAIM = `${PRELUDE}
-local run, lease_ms = ARGV[1], tonumber(ARGV[2])
-local current = redis.call('GET', LEASE)
-if current ~= run then
-  if current or redis.call('HGET', META, 'run') ~= run then return {'stale'} end
-end
-redis.call('SET', LEASE, run, 'PX', lease_ms)
-requeue_inflight()
-return {'ok', redis.call('HGET', META, 'stopBy') or ''}
+local stop_by = claim(ARGV[1], tonumber(ARGV[2]))
+if not stop_by then return {'stale'} end
+return {'ok', stop_by}
+`;
+
+/**
+ * start: ARGV runId, leaseMs → {'stale'} | {'ok', stopByJson|'', transcript, metaFlat, drained}: claim, then
+ * everything a run needs before its first model request in the same round trip — the transcript, the
+ * meta hash (flat field/value list) and, unless a stop is pending, the queued prompts drained as by
+ * drain(prompt, all).
+ */
+const START = `${PRELUDE}
+local stop_by = claim(ARGV[1], tonumber(ARGV[2]))
+if not stop_by then return {'stale'} end
+local drained = {}
+if stop_by == '' then drained = drain('prompt', false) end
+return {'ok', stop_by, redis.call('LRANGE', TRANSCRIPT, 0, -1), redis.call('HGETALL', META), drained}
 `;
 
 /** heartbeat: ARGV runId, leaseMs → 1 while the lease is ours. */
@@ -164,20 +201,7 @@ return 1
  */
 const DRAIN = `${PRELUDE}
 if redis.call('GET', LEASE) ~= ARGV[1] then return false end
-local wanted, one = ARGV[2], ARGV[3] == 'one'
-local out = {}
-for _, id in ipairs(redis.call('LRANGE', INBOX, 0, -1)) do
-  if redis.call('HGET', DISP, id) == wanted then
-    redis.call('LREM', INBOX, 1, id)
-    redis.call('RPUSH', INFLIGHT, id)
-    redis.call('HSET', STATE, id, 'inflight')
-    out[#out + 1] = id
-    out[#out + 1] = redis.call('HGET', BODY, id)
-    out[#out + 1] = redis.call('HGET', ORIGIN, id) or '0'
-    if one then break end
-  end
-end
-return out
+return drain(ARGV[2], ARGV[3] == 'one')
 `;
 
 /** ack: ARGV runId, msgId → 1 when the drained message entered the transcript (atomically). */
@@ -290,6 +314,7 @@ export const SCRIPTS = {
   tlEdit: { lua: EDIT, keys: 11 },
   tlStop: { lua: STOP, keys: 11 },
   tlClaim: { lua: CLAIM, keys: 11 },
+  tlStart: { lua: START, keys: 11 },
   tlHeartbeat: { lua: HEARTBEAT, keys: 1 },
   tlDrain: { lua: DRAIN, keys: 11 },
   tlAck: { lua: ACK, keys: 11 },

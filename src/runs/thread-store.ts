@@ -35,29 +35,11 @@ export class ThreadStore {
 
   /** The whole transcript, oldest first. Entries that fail to parse are skipped (never crash a run). */
   async loadTranscript(threadId: string): Promise<AgentMessage[]> {
-    const raw = await this.redis.lrange(threadKeys(this.prefix, threadId).transcript, 0, -1);
-    const messages: AgentMessage[] = [];
-    for (const entry of raw) {
-      try {
-        messages.push(JSON.parse(entry) as AgentMessage);
-      } catch {
-        // A corrupt entry is dropped rather than blocking the thread forever.
-      }
-    }
-    return messages;
+    return parseTranscript(await this.redis.lrange(threadKeys(this.prefix, threadId).transcript, 0, -1));
   }
 
   async meta(threadId: string): Promise<ThreadMeta> {
-    const raw = await this.redis.hgetall(threadKeys(this.prefix, threadId).meta);
-    return {
-      engaged: raw.engaged === "1",
-      startedBy: parseUser(raw.startedBy),
-      createdAt: raw.createdAt ? Number(raw.createdAt) : undefined,
-      lastActivity: raw.lastActivity ? Number(raw.lastActivity) : undefined,
-      requester: parseUser(raw.requester),
-      run: raw.run ?? "",
-      stopBy: parseUser(raw.stopBy),
-    };
+    return parseMeta(await this.redis.hgetall(threadKeys(this.prefix, threadId).meta));
   }
 
   /** Tool names always allowed in the thread ("Always allow" clicks). */
@@ -103,4 +85,30 @@ export class ThreadStore {
     const names = Object.values(keys).filter((value): value is string => typeof value === "string");
     await this.redis.del(...names);
   }
+}
+
+/** Transcript entries as stored (JSON per list element); a corrupt entry is dropped rather than blocking the thread forever. */
+export function parseTranscript(raw: readonly string[]): AgentMessage[] {
+  const messages: AgentMessage[] = [];
+  for (const entry of raw) {
+    try {
+      messages.push(JSON.parse(entry) as AgentMessage);
+    } catch {
+      // dropped, see above
+    }
+  }
+  return messages;
+}
+
+/** A thread's meta hash as stored. */
+export function parseMeta(raw: Readonly<Record<string, string | undefined>>): ThreadMeta {
+  return {
+    engaged: raw.engaged === "1",
+    startedBy: parseUser(raw.startedBy),
+    createdAt: raw.createdAt ? Number(raw.createdAt) : undefined,
+    lastActivity: raw.lastActivity ? Number(raw.lastActivity) : undefined,
+    requester: parseUser(raw.requester),
+    run: raw.run ?? "",
+    stopBy: parseUser(raw.stopBy),
+  };
 }

@@ -7,7 +7,9 @@ import {
   type RunQueue,
   runsConfig,
   ThreadStore,
+  threadKeyList,
   threadKeys,
+  withScripts,
 } from "../../src/runs/index.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
@@ -158,5 +160,45 @@ describe("Intake queue edits", () => {
   it("reports unknown messages as not changed", async () => {
     expect(await intake.setDisposition(thread, "nope", "steer")).toBe(false);
     expect(await intake.withdraw(thread, "nope")).toBe(false);
+  });
+});
+
+describe("the start script (what a worker does first with a run's job)", () => {
+  const keys = () => threadKeys(prefix, threadId(thread));
+  const start = async (runId: string) =>
+    (await withScripts(redis).run("tlStart", threadKeyList(keys()), [runId, 30_000])) as unknown[];
+
+  it("claims the lease and returns the transcript, the meta and the prompts, moved to in-flight", async () => {
+    const prompt = message("hello", { mentionsBot: true });
+    const { runId } = (await intake.submit(prompt)) as { runId: string };
+    const reply = message("also this"); // queued for the run as steering: not a prompt
+    await intake.submit(reply);
+    const [status, stopBy, transcript, meta, drained] = (await start(runId)) as [
+      string,
+      string,
+      string[],
+      string[],
+      string[],
+    ];
+    expect([status, stopBy, transcript]).toEqual(["ok", "", []]);
+    expect(meta[meta.indexOf("run") + 1]).toBe(runId);
+    expect(drained).toHaveLength(3);
+    expect(drained[0]).toBe(prompt.id);
+    expect(JSON.stringify(JSON.parse(drained[1]!))).toContain("Alice: hello");
+    expect(await redis.lrange(keys().inflight, 0, -1)).toEqual([prompt.id]);
+    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([reply.id]);
+    expect(await redis.get(keys().lease)).toBe(runId);
+  });
+
+  it("drains nothing when a stop is pending, and nothing for a stale job", async () => {
+    const prompt = message("hello", { mentionsBot: true });
+    const { runId } = (await intake.submit(prompt)) as { runId: string };
+    expect(await start("some-older-run")).toEqual(["stale"]);
+    await intake.stop(thread, alice);
+    const [status, stopBy, , , drained] = await start(runId);
+    expect(status).toBe("ok");
+    expect(JSON.parse(stopBy as string)).toEqual(alice);
+    expect(drained).toEqual([]);
+    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([prompt.id]);
   });
 });

@@ -22,21 +22,23 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
 }
 
 /**
- * A worker that took a run and died: it claims the run's lease with the real script (and drains what
- * it is told to), then never heartbeats, acks or releases anything.
+ * A worker that took a run and died: it starts the run with the real script (claiming the lease and
+ * draining the prompts, as a worker does) and drains what else it is told to, then never heartbeats,
+ * acks or releases anything.
  */
-async function deadWorker(runId: string, drain: ("prompt" | "steer" | "followUp")[] = []) {
+async function deadWorker(runId: string, drain: ("steer" | "followUp")[] = []) {
   const connection = connect();
   const scripts = withScripts(connection);
   const keys = threadKeyList(h.keys(h.thread()));
-  const claim = await scripts.run("tlClaim", keys, [runId, h.config.leaseMs]);
+  const start = (await scripts.run("tlStart", keys, [runId, h.config.leaseMs])) as unknown[];
   const drained: string[] = [];
-  for (const kind of drain) {
-    const reply = (await scripts.run("tlDrain", keys, [runId, kind, "all"])) as string[];
+  const take = (reply: string[]) => {
     for (let i = 0; i < reply.length; i += 3) drained.push(reply[i]!);
-  }
+  };
+  if (start[0] === "ok") take(start[4] as string[]);
+  for (const kind of drain) take((await scripts.run("tlDrain", keys, [runId, kind, "all"])) as string[]);
   connection.disconnect();
-  return { claim, drained };
+  return { claim: start.slice(0, 2), drained };
 }
 
 describe("one active run per thread across two workers", () => {
@@ -180,7 +182,7 @@ describe("lease expiry and redelivery after a worker died", () => {
       await h.intake.submit(later);
       expect(await h.intake.setDisposition(thread, later.id, "followUp")).toBe(true);
 
-      const dead = await deadWorker(runId, ["prompt", "steer"]);
+      const dead = await deadWorker(runId, ["steer"]);
       expect(dead.claim).toEqual(["ok", ""]);
       expect(dead.drained).toHaveLength(2);
       const keys = h.keys(thread);
