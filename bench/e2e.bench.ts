@@ -129,7 +129,10 @@ class Browser {
   readonly firstTokenAt = new Map<number, number>();
   /** question number → when its answer was complete. */
   readonly doneAt = new Map<number, number>();
-  private waiters = new Set<() => void>();
+  /** question number → the resolver of `answered`. */
+  private readonly waiters = new Map<number, () => void>();
+  /** user message id → question number. */
+  private readonly questionOf = new Map<string, number>();
   private stop: (() => void) | undefined;
 
   async open(url: string): Promise<void> {
@@ -149,7 +152,6 @@ class Browser {
             buffer = buffer.slice(end + 2);
             if (frame.startsWith("data: ")) this.handle(JSON.parse(frame.slice(6)) as PlaygroundEvent, at);
           }
-          for (const wake of this.waiters) wake();
         });
         this.stop = () => req.destroy();
         resolve();
@@ -184,23 +186,32 @@ class Browser {
   }
 
   /** Resolves once question `n` was acknowledged and fully answered. */
-  async answered(n: number, timeoutMs = 60_000): Promise<void> {
-    const done = () => {
-      const id = this.messageOf.get(n);
-      return id !== undefined && this.ackAt.has(id) && this.doneAt.has(n);
-    };
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for the answer to question ${n}`);
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          this.waiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, 1000);
-        this.waiters.add(wake);
+  answered(n: number, timeoutMs = 60_000): Promise<void> {
+    if (this.isAnswered(n)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(n);
+        reject(new Error(`timed out waiting for the answer to question ${n}`));
+      }, timeoutMs);
+      this.waiters.set(n, () => {
+        clearTimeout(timer);
+        resolve();
       });
+    });
+  }
+
+  private isAnswered(n: number): boolean {
+    const id = this.messageOf.get(n);
+    return id !== undefined && this.ackAt.has(id) && this.doneAt.has(n);
+  }
+
+  /** Wakes the waiter of question `n` once it is answered. */
+  private check(n: number | undefined): void {
+    if (n === undefined) return;
+    const wake = this.waiters.get(n);
+    if (wake && this.isAnswered(n)) {
+      this.waiters.delete(n);
+      wake();
     }
   }
 
@@ -209,18 +220,31 @@ class Browser {
       const { message } = event;
       if (message.kind === "user") {
         const n = /question (\d+)/.exec(message.text)?.[1];
-        if (n !== undefined) this.messageOf.set(Number(n), message.id);
+        if (n !== undefined) {
+          this.messageOf.set(Number(n), message.id);
+          this.questionOf.set(message.id, Number(n));
+        }
       } else if (message.kind === "bot") this.text(message.text, at);
     } else if (event.type === "text") this.text(event.text, at);
-    else if (event.type === "reaction" && event.added && event.emoji === "eyes" && !this.ackAt.has(event.id))
+    else if (
+      event.type === "reaction" &&
+      event.added &&
+      event.emoji === "eyes" &&
+      !this.ackAt.has(event.id)
+    ) {
       this.ackAt.set(event.id, at);
+      this.check(this.questionOf.get(event.id));
+    }
   }
 
   private text(text: string, at: number): void {
     for (const [, n] of text.matchAll(/\[q(\d+)\]/g))
       if (!this.firstTokenAt.has(Number(n))) this.firstTokenAt.set(Number(n), at);
-    for (const [, n] of text.matchAll(/\(end q(\d+)\)/g))
-      if (!this.doneAt.has(Number(n))) this.doneAt.set(Number(n), at);
+    for (const [, n] of text.matchAll(/\(end q(\d+)\)/g)) {
+      if (this.doneAt.has(Number(n))) continue;
+      this.doneAt.set(Number(n), at);
+      this.check(Number(n));
+    }
   }
 }
 

@@ -13,7 +13,7 @@ const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
 /** Counts tokens of what a request carries, with the safety factor applied. */
 export interface TokenCounter {
-  /** Tokens of a piece of text. */
+  /** Tokens of a piece of text (long texts are remembered: system prompts repeat every request). */
   text(text: string): number;
   /** Tokens one transcript message costs in a request; cached per message object. */
   message(message: AgentMessage): number;
@@ -40,6 +40,18 @@ export interface TokenCounterOptions {
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
   const factor = options.safetyFactor ?? 1;
   const cache = new WeakMap<object, number>();
+  // The system prompt and the tool definitions are the same text request after request (tools may be
+  // new objects per run): remember their counts by text, in a bounded map.
+  const texts = new Map<string, number>();
+  const remembered = (text: string): number => {
+    let tokens = texts.get(text);
+    if (tokens === undefined) {
+      tokens = raw(text);
+      if (texts.size >= 256) texts.clear();
+      texts.set(text, tokens);
+    }
+    return tokens;
+  };
   const raw = (text: string) => (text === "" ? 0 : countTokens(text, NO_SPECIAL_TOKENS));
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
@@ -61,7 +73,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   };
 
   return {
-    text: (text) => scale(raw(text)),
+    text: (text) => scale(text.length >= 256 ? remembered(text) : raw(text)),
     message(message) {
       const cached = cache.get(message as object);
       if (cached !== undefined) return cached;
@@ -72,8 +84,8 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     tools(tools) {
       let tokens = 0;
       for (const tool of tools ?? []) {
-        tokens += raw(tool.name) + raw(tool.description) + 10;
-        tokens += raw(JSON.stringify(toolParametersSchema(tool.parameters)));
+        tokens += raw(tool.name) + remembered(tool.description) + 10;
+        tokens += remembered(JSON.stringify(toolParametersSchema(tool.parameters)));
       }
       return scale(tokens);
     },
