@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
-import { Redis } from "ioredis";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
 import { formatDoctorReport, runDoctor } from "./doctor.js";
 import { RedisNotInstalledError, startEmbeddedRedis } from "./embedded-redis.js";
@@ -10,6 +9,7 @@ import { createLogger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { serveOps } from "./ops-server.js";
 import { createPlatforms } from "./platforms.js";
+import { commandConnection } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 import { startWorkerProcess } from "./worker.js";
 
@@ -73,7 +73,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
       process.exit(2);
     }
   }
-  const redis = new Redis(env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 3 });
+  const redis = commandConnection(env.REDIS_URL ?? "redis://127.0.0.1:6379");
   const config = runsConfigFromEnv(env, settings);
   const metrics = new Metrics();
   if (env.OPS_PORT > 0) {
@@ -110,7 +110,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
     const platforms = createPlatforms({ env, redis, log, role: "gateway", config });
     if (platforms.length === 0)
       log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
-    parts.push(await startGatewayProcess({ env, log, platforms, config: settings }));
+    parts.push(await startGatewayProcess({ env, log, platforms, config: settings, redis }));
   }
   parts.push({ close: async () => void redis.disconnect() });
   // The private redis-server closes last, after the workers and the gateway that use it.

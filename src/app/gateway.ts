@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import type { ChatPlatform } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
 import { createGateway, createRunQueue, Intake, type RunLogger } from "../runs/index.js";
@@ -12,6 +13,11 @@ export interface GatewayProcessOptions {
   platforms: ChatPlatform[];
   /** The validated config module (runs settings, `allow` lists). Default `{}`. */
   config?: ThreadlineConfig;
+  /**
+   * The command connection to use (not closed by `close`); by default one is opened. Passing the one the
+   * platforms use puts a message's storage and its run intake on one connection, applied in order.
+   */
+  redis?: Redis;
 }
 
 /** A running gateway: receives platform events and turns them into runs; never runs an agent. */
@@ -23,7 +29,7 @@ export interface GatewayProcess {
 export async function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const { env, log } = options;
   const redisUrl = env.REDIS_URL ?? "redis://127.0.0.1:6379";
-  const redis = commandConnection(redisUrl);
+  const redis = options.redis ?? commandConnection(redisUrl);
   const bull = blockingConnection(redisUrl);
   const config = runsConfigFromEnv(env, options.config);
   const queue = createRunQueue(bull, env.THREADLINE_PREFIX);
@@ -40,7 +46,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
     async close() {
       for (const platform of options.platforms) await platform.stop();
       await queue.close();
-      redis.disconnect();
+      if (!options.redis) redis.disconnect();
       bull.disconnect();
     },
   };

@@ -66,8 +66,7 @@ export class PlaygroundActions {
       createdBy: user,
       lastActivity: now,
     };
-    await this.store.createThread(thread);
-    const message = await this.submit(thread.id, user, text, true);
+    const message = await this.submit(thread.id, user, text, true, this.store.createThread(thread));
     return { thread, message };
   }
 
@@ -114,11 +113,18 @@ export class PlaygroundActions {
     return this.inbound.button({ thread: playgroundThread(threadId), approvalId, decision, user });
   }
 
+  /**
+   * Stores a user's message and hands it to the gateway in the same turn, without waiting a round trip in
+   * between: Redis applies one connection's commands in the order they were sent, so the gateway's
+   * acknowledgement (written through the same store) always lands on a stored message. `created` is a
+   * thread creation sent just before.
+   */
   private async submit(
     threadId: string,
     user: ChatUser,
     text: string,
     forceMention: boolean,
+    created?: Promise<void>,
   ): Promise<PlaygroundMessage> {
     const stripped = this.stripMention(text);
     const mentionsBot = forceMention || stripped.mentionsBot;
@@ -131,8 +137,9 @@ export class PlaygroundActions {
       reactions: [],
     };
     if (mentionsBot) message.mentionsBot = true;
-    await this.store.addMessage(threadId, message);
-    await this.inbound.message(this.incoming(threadId, message.id, user, message.text, mentionsBot));
+    const stored = this.store.addMessage(threadId, message);
+    const handed = this.inbound.message(this.incoming(threadId, message.id, user, message.text, mentionsBot));
+    await Promise.all([created, stored, handed]);
     return message;
   }
 

@@ -101,6 +101,8 @@ class RunSession {
   private shuttingDown = false;
   private lastAssistant: AssistantMessage | undefined;
   private renderer: ReturnType<typeof createRunRenderer> | undefined;
+  /** Steering messages the start script drained: the answer to the first steering poll. */
+  private startSteering: AgentMessage[] | undefined;
 
   constructor(
     private readonly deps: RunProcessorDeps,
@@ -136,15 +138,18 @@ class RunSession {
     let leave: (() => void) | undefined;
     try {
       // One round trip: the lease, the transcript, the meta and the prompts that start the run.
-      const start = (await this.scripts.run("tlStart", this.keys, [this.job.runId, config.leaseMs])) as
-        | ["stale"]
-        | ["ok", string, string[], string[], string[]];
+      const start = (await this.scripts.run("tlStart", this.keys, [
+        this.job.runId,
+        config.leaseMs,
+        config.steeringMode === "all" ? "all" : "one",
+      ])) as ["stale"] | ["ok", string, string[], string[], string[], string[]];
       if (start[0] !== "ok") {
         this.log.info(this.fields, "run job is stale; another run owns the thread");
         return;
       }
       leave = this.deps.active?.enter(this.job.threadId);
-      const [, stopBy, transcript, metaFlat, drained] = start;
+      const [, stopBy, transcript, metaFlat, prompts, steering] = start;
+      this.startSteering = this.takeDrained("steer", steering);
       if (stopBy) {
         this.stopBy = JSON.parse(stopBy) as ChatUser;
         this.controller.abort();
@@ -160,7 +165,7 @@ class RunSession {
       );
       const meta: Record<string, string> = {};
       for (let i = 0; i + 1 < metaFlat.length; i += 2) meta[metaFlat[i]!] = metaFlat[i + 1]!;
-      await this.run(parseTranscript(transcript), parseMeta(meta), this.takeDrained("prompt", drained));
+      await this.run(parseTranscript(transcript), parseMeta(meta), this.takeDrained("prompt", prompts));
     } finally {
       for (const timer of timers) clearInterval(timer);
       workerSignal?.removeEventListener("abort", onWorkerAbort);
@@ -291,6 +296,7 @@ class RunSession {
         }
         const reason = this.lastAssistant?.stopReason;
         if (signal.aborted || this.budgetReason || reason === "error" || reason === "aborted") break;
+        this.forgetStartSteering();
         const release = (await this.scripts.run("tlRelease", this.keys, [
           this.job.runId,
           "natural",
@@ -368,6 +374,12 @@ class RunSession {
   /** Takes queued messages for the loop; nothing once the run is stopping (they stay queued, then are marked). */
   private async drain(kind: DrainKind, mode: "one" | "all"): Promise<AgentMessage[]> {
     if (this.controller.signal.aborted) return [];
+    if (kind === "steer" && this.startSteering !== undefined) {
+      // The start script already made the first steering poll.
+      const first = this.startSteering;
+      this.startSteering = undefined;
+      return first;
+    }
     const reply = (await this.scripts.run("tlDrain", this.keys, [this.job.runId, kind, mode])) as
       | string[]
       | null;
@@ -376,6 +388,15 @@ class RunSession {
       return [];
     }
     return this.takeDrained(kind, reply);
+  }
+
+  /**
+   * Before a natural release, which puts in-flight messages back in the inbox: steering the start script
+   * drained but no loop asked for is then queued again, to be drained anew.
+   */
+  private forgetStartSteering(): void {
+    for (const message of this.startSteering ?? []) this.drained.delete(message);
+    this.startSteering = undefined;
   }
 
   /** Remembers drained messages (flat id, body, receivedAt triples) until they enter the transcript. */

@@ -175,17 +175,20 @@ return {'ok', stop_by}
 `;
 
 /**
- * start: ARGV runId, leaseMs → {'stale'} | {'ok', stopByJson|'', transcript, metaFlat, drained}: claim, then
- * everything a run needs before its first model request in the same round trip — the transcript, the
- * meta hash (flat field/value list) and, unless a stop is pending, the queued prompts drained as by
- * drain(prompt, all).
+ * start: ARGV runId, leaseMs, steeringMode ('one'|'all') → {'stale'} | {'ok', stopByJson|'', transcript,
+ * metaFlat, prompts, steering}: claim, then everything a run needs before its first model request in the
+ * same round trip — the transcript, the meta hash (flat field/value list) and, unless a stop is pending, the
+ * queued prompts (as drain(prompt, all)) and the loop's initial steering poll (as drain(steer, mode)).
  */
 const START = `${PRELUDE}
 local stop_by = claim(ARGV[1], tonumber(ARGV[2]))
 if not stop_by then return {'stale'} end
-local drained = {}
-if stop_by == '' then drained = drain('prompt', false) end
-return {'ok', stop_by, redis.call('LRANGE', TRANSCRIPT, 0, -1), redis.call('HGETALL', META), drained}
+local prompts, steering = {}, {}
+if stop_by == '' then
+  prompts = drain('prompt', false)
+  steering = drain('steer', ARGV[3] == 'one')
+end
+return {'ok', stop_by, redis.call('LRANGE', TRANSCRIPT, 0, -1), redis.call('HGETALL', META), prompts, steering}
 `;
 
 /** heartbeat: ARGV runId, leaseMs → 1 while the lease is ours. */

@@ -165,40 +165,59 @@ describe("Intake queue edits", () => {
 
 describe("the start script (what a worker does first with a run's job)", () => {
   const keys = () => threadKeys(prefix, threadId(thread));
-  const start = async (runId: string) =>
-    (await withScripts(redis).run("tlStart", threadKeyList(keys()), [runId, 30_000])) as unknown[];
+  const start = async (runId: string, steeringMode = "one") =>
+    (await withScripts(redis).run("tlStart", threadKeyList(keys()), [
+      runId,
+      30_000,
+      steeringMode,
+    ])) as unknown[];
+  const ids = (drained: unknown) => (drained as string[]).filter((_, i) => i % 3 === 0);
+  // Room for a few queued messages (the file's intake has a cap of 3).
+  const roomy = () => new Intake(redis, queue, runsConfig({ prefix, queueCap: 10 }));
 
-  it("claims the lease and returns the transcript, the meta and the prompts, moved to in-flight", async () => {
+  it("claims the lease; returns the transcript, the meta, the prompts and the first steering poll", async () => {
     const prompt = message("hello", { mentionsBot: true });
-    const { runId } = (await intake.submit(prompt)) as { runId: string };
-    const reply = message("also this"); // queued for the run as steering: not a prompt
-    await intake.submit(reply);
-    const [status, stopBy, transcript, meta, drained] = (await start(runId)) as [
-      string,
-      string,
-      string[],
-      string[],
-      string[],
-    ];
+    const { runId } = (await roomy().submit(prompt)) as { runId: string };
+    const steers = [message("also this"), message("and this")]; // queued for the run as steering
+    const later = message("after that");
+    for (const reply of [...steers, later]) await roomy().submit(reply);
+    expect(await roomy().setDisposition(thread, later.id, "followUp")).toBe(true);
+
+    const [status, stopBy, transcript, meta, prompts, steering] = await start(runId);
     expect([status, stopBy, transcript]).toEqual(["ok", "", []]);
-    expect(meta[meta.indexOf("run") + 1]).toBe(runId);
-    expect(drained).toHaveLength(3);
-    expect(drained[0]).toBe(prompt.id);
-    expect(JSON.stringify(JSON.parse(drained[1]!))).toContain("Alice: hello");
-    expect(await redis.lrange(keys().inflight, 0, -1)).toEqual([prompt.id]);
-    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([reply.id]);
+    const fields = meta as string[];
+    expect(fields[fields.indexOf("run") + 1]).toBe(runId);
+    expect(ids(prompts)).toEqual([prompt.id]);
+    expect((prompts as string[])[1]).toContain("Alice: hello");
+    expect(ids(steering)).toEqual([steers[0]!.id]); // one at a time
+    expect(await redis.lrange(keys().inflight, 0, -1)).toEqual([prompt.id, steers[0]!.id]);
+    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([steers[1]!.id, later.id]);
     expect(await redis.get(keys().lease)).toBe(runId);
+  });
+
+  it("drains every steering message in 'all' mode, and never follow-ups", async () => {
+    const { runId } = (await roomy().submit(message("hello", { mentionsBot: true }))) as { runId: string };
+    const steers = [message("one"), message("two")];
+    for (const reply of steers) await roomy().submit(reply);
+    const follow = message("three");
+    await roomy().submit(follow);
+    await roomy().setDisposition(thread, follow.id, "followUp");
+    const [, , , , , steering] = await start(runId, "all");
+    expect(ids(steering)).toEqual(steers.map((m) => m.id));
+    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([follow.id]);
   });
 
   it("drains nothing when a stop is pending, and nothing for a stale job", async () => {
     const prompt = message("hello", { mentionsBot: true });
-    const { runId } = (await intake.submit(prompt)) as { runId: string };
+    const { runId } = (await roomy().submit(prompt)) as { runId: string };
+    const steer = message("also this");
+    await roomy().submit(steer);
     expect(await start("some-older-run")).toEqual(["stale"]);
-    await intake.stop(thread, alice);
-    const [status, stopBy, , , drained] = await start(runId);
+    await roomy().stop(thread, alice);
+    const [status, stopBy, , , prompts, steering] = await start(runId);
     expect(status).toBe("ok");
     expect(JSON.parse(stopBy as string)).toEqual(alice);
-    expect(drained).toEqual([]);
-    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([prompt.id]);
+    expect([prompts, steering]).toEqual([[], []]);
+    expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([prompt.id, steer.id]);
   });
 });

@@ -30,12 +30,13 @@ async function deadWorker(runId: string, drain: ("steer" | "followUp")[] = []) {
   const connection = connect();
   const scripts = withScripts(connection);
   const keys = threadKeyList(h.keys(h.thread()));
-  const start = (await scripts.run("tlStart", keys, [runId, h.config.leaseMs])) as unknown[];
+  const mode = h.config.steeringMode === "all" ? "all" : "one";
+  const start = (await scripts.run("tlStart", keys, [runId, h.config.leaseMs, mode])) as unknown[];
   const drained: string[] = [];
   const take = (reply: string[]) => {
     for (let i = 0; i < reply.length; i += 3) drained.push(reply[i]!);
   };
-  if (start[0] === "ok") take(start[4] as string[]);
+  if (start[0] === "ok") for (const drainedAtStart of start.slice(4) as string[][]) take(drainedAtStart);
   for (const kind of drain) take((await scripts.run("tlDrain", keys, [runId, kind, "all"])) as string[]);
   connection.disconnect();
   return { claim: start.slice(0, 2), drained };
@@ -203,4 +204,34 @@ describe("lease expiry and redelivery after a worker died", () => {
       expect(await h.isActive(thread)).toBe(false);
     },
   );
+
+  it("a job resumed after its answer was saved delivers a reply queued meanwhile (drained at start, then requeued)", async () => {
+    h = await new RunsHarness({ workers: 0, script: [{ text: "answer to the reply" }] }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "question");
+    // A worker took the run, saved the prompt and the answer, and died before releasing the thread.
+    const connection = connect();
+    const scripts = withScripts(connection);
+    const keys = threadKeyList(h.keys(thread));
+    const start = (await scripts.run("tlStart", keys, [runId, h.config.leaseMs, "one"])) as string[][];
+    const [promptId] = start[4]!;
+    expect(await scripts.run("tlAck", keys, [runId, promptId!])).toBe(1);
+    const answer = {
+      role: "assistant",
+      content: [{ type: "text", text: "first answer" }],
+      stopReason: "stop",
+    };
+    await scripts.run("tlAppend", keys, [runId, JSON.stringify(answer)]);
+    connection.disconnect();
+    const reply = h.message(thread, "one more thing");
+    expect(await h.intake.submit(reply)).toMatchObject({ kind: "queued", runId });
+
+    await h.addWorker(); // the job runs again: the transcript ends with the answer, the reply is queued
+    await h.runFinished(runId);
+
+    expect(await h.userTexts(thread)).toEqual(["Alice: question", "Alice: one more thing"]);
+    expect(h.model.requests).toHaveLength(1);
+    expect(await h.intake.messageState(thread, reply.id)).toBe("delivered");
+    expect(await h.isActive(thread)).toBe(false);
+  });
 });
