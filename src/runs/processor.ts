@@ -148,6 +148,7 @@ class RunSession {
         return;
       }
       leave = this.deps.active?.enter(this.job.threadId);
+      this.log.info(this.fields, "run started");
       const [, stopBy, transcript, metaFlat, prompts, steering] = start;
       this.startSteering = this.takeDrained("steer", steering);
       if (stopBy) {
@@ -319,13 +320,13 @@ class RunSession {
         message: "Something went wrong while running this request; it has been logged.",
       };
       if (!this.leaseLost && !this.shuttingDown) {
-        this.observer.runEnded?.("failed");
+        this.ended("failed");
         await this.finishRenderer(outcome);
         throw err;
       }
     }
     if (this.leaseLost || this.shuttingDown) {
-      this.observer.runEnded?.(this.leaseLost ? "lost" : "interrupted");
+      this.ended(this.leaseLost ? "lost" : "interrupted");
       await this.finishRenderer({
         kind: "stopped",
         by: undefined,
@@ -344,8 +345,17 @@ class RunSession {
       if (this.stopBy !== undefined) outcome = { kind: "stopped", by: this.stopBy ?? undefined };
       else if (this.budgetReason) outcome = { kind: "budget", reason: this.budgetReason };
     }
-    this.observer.runEnded?.(outcome.kind);
+    this.ended(outcome.kind);
     await this.finishRenderer(outcome);
+  }
+
+  /** Records how the run ended: the observer's metric and one log line with what the run did. */
+  private ended(outcome: string): void {
+    this.observer.runEnded?.(outcome);
+    this.log.info(
+      { ...this.fields, outcome, ...this.stats, durationMs: Date.now() - this.startedAt },
+      "run finished",
+    );
   }
 
   private async finishRenderer(outcome: RunOutcome): Promise<void> {

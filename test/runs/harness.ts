@@ -91,6 +91,7 @@ export function instantTool(name: string, approval: RunTool["approval"] = "never
 export interface HarnessOptions {
   /** Receives run events (metrics). */
   observer?: import("../../src/runs/index.js").RunObserver;
+  log?: import("../../src/runs/index.js").RunLogger;
   script?: (
     | ScriptedResponse
     | ((request: import("../fakes/scripted-model.js").RecordedRequest) => ScriptedResponse)
@@ -165,6 +166,7 @@ export class RunsHarness {
       },
       concurrency: this.options.concurrency ?? 10,
       ...(this.options.observer ? { observer: this.options.observer } : {}),
+      ...(this.options.log ? { log: this.options.log } : {}),
     });
     handle.worker.on("completed", (job) => this.completion(job.id!).resolve());
     handle.worker.on("failed", (job) => {

@@ -29,4 +29,29 @@ describe("run observer (metrics)", () => {
     expect(text).toContain("threadline_steering_delivery_seconds_count 1");
     expect(text).toContain("threadline_first_visible_reply_seconds_count 1");
   });
+
+  it("logs one line when a run starts and one when it ends, with its thread, run and what it did", async () => {
+    const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+    const record = (level: string) => (fields: Record<string, unknown>, message: string) =>
+      void lines.push({ level, fields, message });
+    h = await new RunsHarness({
+      log: { info: record("info"), warn: record("warn"), error: record("error") },
+      script: [{ text: "hello" }],
+    }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "hi");
+    await h.runFinished(runId);
+    const runLines = lines.filter((line) => line.fields.runId === runId);
+    expect(runLines.map((line) => [line.level, line.message])).toEqual([
+      ["info", "run started"],
+      ["info", "run finished"],
+    ]);
+    expect(runLines[1]!.fields).toMatchObject({
+      threadId: `slack:T1:C1:${thread.thread}`,
+      outcome: "completed",
+      turns: 1,
+      toolCalls: 0,
+    });
+    expect(runLines[1]!.fields.durationMs).toEqual(expect.any(Number));
+  });
 });
