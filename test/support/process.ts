@@ -38,12 +38,20 @@ export class CliProcess {
   }
 
   /**
-   * Starts `node --import tsx src/app/cli.ts <role>` with exactly `env` (plus PATH/HOME), and resolves once
+   * Starts `node --import tsx src/app/cli.ts <role>` (or, `from` the build, `node dist/app/cli.js <role>`) with
+   * exactly `env` (plus PATH/HOME), and resolves once
    * a log line contains `readyText`. Rejects with the output (and kills the process) when it exits or is
    * not ready in `timeoutMs`.
    */
-  static async start(role: string, env: Record<string, string>, readyText: string, timeoutMs = 45_000) {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/app/cli.ts", role], {
+  static async start(
+    role: string,
+    env: Record<string, string>,
+    readyText: string,
+    timeoutMs = 45_000,
+    from: "sources" | "build" = "sources",
+  ) {
+    const entry = from === "build" ? ["dist/app/cli.js"] : ["--import", "tsx", "src/app/cli.ts"];
+    const child = spawn(process.execPath, [...entry, role], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
