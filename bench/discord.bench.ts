@@ -32,6 +32,7 @@ import {
 } from "../test/fakes/openai-server.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
+import { percentile } from "./support/stats.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -65,11 +66,6 @@ function answer(tag: string, pieces: number): FakeReply {
   for (let i = 0; i < pieces; i++) list.push(chunks.text(` is part ${i} of a long and thoughtful answer.`));
   list.push(chunks.finish("stop"), chunks.usage(50, pieces * 8));
   return { kind: "stream", chunks: list, delayMs: TTFT_MS };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 async function main(): Promise<void> {

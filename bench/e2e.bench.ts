@@ -30,6 +30,7 @@ import { chunks, FakeOpenAIServer, type ReceivedRequest } from "../test/fakes/op
 import { freePort } from "../test/playground/helpers.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
+import { median, percentile } from "./support/stats.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -358,16 +359,6 @@ async function baseline(url: string): Promise<number[]> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-function median(values: number[]): number {
-  return percentile(values, 50);
 }
 
 const ms = (value: number) => `${value.toFixed(1)} ms`;

@@ -21,6 +21,7 @@ import type { FakeRateLimit } from "../test/fakes/slack-server.js";
 import { FakeSlackServer } from "../test/fakes/slack-server.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
+import { median, percentile } from "./support/stats.js";
 
 const MODEL_TTFT_MS = 25;
 const args = process.argv.slice(2);
@@ -171,16 +172,6 @@ async function baseline(): Promise<number[]> {
   }
   await slack.close();
   return times;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-function median(values: number[]): number {
-  return percentile(values, 50);
 }
 
 const ms = (value: number) => `${value.toFixed(1)} ms`;
