@@ -79,7 +79,15 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
   if (env.OPS_PORT > 0) {
     const healthy = async () => (await redis.ping()) === "PONG";
     try {
-      parts.push(await serveOps({ env, metrics, healthy, log, withDashboard: roles.gateway }));
+      const ops: Parameters<typeof serveOps>[0] = {
+        env,
+        metrics,
+        healthy,
+        log,
+        withDashboard: roles.gateway,
+      };
+      if (env.OPS_HOST) ops.host = env.OPS_HOST;
+      parts.push(await serveOps(ops));
     } catch (err) {
       log.warn(
         { err, port: env.OPS_PORT },

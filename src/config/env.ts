@@ -165,6 +165,8 @@ export const envSchema = z.object({
         .optional(),
     ),
   WORKER_CONCURRENCY: positiveInt(50, "50"),
+  /** Interface of the ops server; unset = every interface (container health checks and scrapers reach it). */
+  OPS_HOST: z.string().trim().min(1).optional(),
   /** Port of /healthz and /metrics (0 turns the ops server off). */
   OPS_PORT: z.coerce
     .number({ message: "must be a port number, for example 9464" })
