@@ -1,6 +1,8 @@
 import type { ServerResponse } from "node:http";
 import type { Redis } from "ioredis";
 
+const NOTICE_PREFIX = '{"type":"notice"';
+
 /** Interval of the SSE comment that keeps idle connections (and proxies) open. */
 const KEEPALIVE_MS = 20_000;
 
@@ -64,8 +66,10 @@ export class LiveUpdates {
   }
 
   private broadcast(json: string): void {
-    const event = JSON.parse(json) as { type: string; userId?: string };
-    const recipient = event.type === "notice" ? event.userId : undefined;
+    // Events are serialized with `type` first; only private notices need parsing (to find their reader).
+    const recipient = json.startsWith(NOTICE_PREFIX)
+      ? (JSON.parse(json) as { userId?: string }).userId
+      : undefined;
     const frame = `data: ${json}\n\n`;
     for (const client of this.clients) {
       if (recipient === undefined || client.userId === recipient) client.res.write(frame);
