@@ -34,8 +34,8 @@ import { median, percentile } from "./support/stats.js";
 
 const { values: args } = parseArgs({
   options: {
-    sequential: { type: "string", default: "30" },
-    rounds: { type: "string", default: "3" },
+    sequential: { type: "string", default: "50" },
+    rounds: { type: "string", default: "4" },
     threads: { type: "string", default: "50" },
     workers: { type: "string", default: "1" },
     only: { type: "string" },
