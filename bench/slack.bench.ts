@@ -27,10 +27,15 @@ const MODEL_TTFT_MS = 25;
 const args = process.argv.slice(2);
 const sequential = Number(args[args.indexOf("--sequential") + 1]) || 20;
 const workerCount = Number(args[args.indexOf("--workers") + 1]) || 1;
+const verbose = args.includes("--verbose");
 
 interface Sample {
   ackMs: number;
   firstTextOverheadMs: number;
+  /** Mention → the model request arrived (gateway, queue, worker). */
+  toModelMs: number;
+  /** The Slack calls of this mention's thread, relative to the mention (for `--verbose`). */
+  timeline: string[];
 }
 
 interface PhaseResult {
@@ -41,6 +46,8 @@ interface PhaseResult {
 
 /** The model's time to first token per question (keyed by the question's unique text). */
 const modelTtft = new Map<string, number>();
+/** When the model request of each question arrived. */
+const modelArrived = new Map<string, number>();
 let questions = 0;
 
 const fakeBudgets: Record<string, FakeRateLimit> = Object.fromEntries(
@@ -58,6 +65,7 @@ async function phase(threads: number, rounds: number): Promise<PhaseResult> {
     if (request.path !== "/chat/completions") return undefined;
     const arrived = performance.now();
     const question = /question \d+/.exec(JSON.stringify(request.body))?.[0] ?? "";
+    modelArrived.set(question, arrived);
     await new Promise((resolve) => setTimeout(resolve, MODEL_TTFT_MS));
     modelTtft.set(question, performance.now() - arrived);
     return textReply("Hello! Here is a short answer from the model.", { pieceSize: 12 });
@@ -152,9 +160,16 @@ async function measure(slack: FakeSlackServer, channel: string, threads: number)
     60_000,
   );
   return mentions.map(({ at, message, question }) => {
+    const timeline = verbose
+      ? slack.store.calls
+          .filter((call) => [call.args.thread_ts, call.args.timestamp, call.args.ts].includes(message.ts))
+          .map((call) => `${(call.hrAt - at).toFixed(1)} ms ${call.method} ${call.outcome}`)
+      : [];
     return {
       ackMs: (firstAck.get(message.ts) ?? Number.NaN) - at,
       firstTextOverheadMs: firstText.get(message.ts)! - at - (modelTtft.get(question) ?? Number.NaN),
+      toModelMs: (modelArrived.get(question) ?? Number.NaN) - at,
+      timeline,
     };
   });
 }
@@ -207,6 +222,16 @@ async function main() {
   console.log(
     "\ntargets: ack p50 ≤ 10 ms, p99 ≤ 100 ms; first text overhead p99 ≤ 50 ms; no 429 at 50 threads",
   );
+  for (const result of results) {
+    const toModel = result.samples.map((s) => s.toModelMs);
+    console.log(
+      `${result.threads} thread(s): mention → model request p50 ${ms(percentile(toModel, 50))}, p99 ${ms(percentile(toModel, 99))}`,
+    );
+    if (!verbose) continue;
+    const slowest = [...result.samples].sort((a, b) => b.firstTextOverheadMs - a.firstTextOverheadMs);
+    for (const sample of slowest.slice(0, 3))
+      console.log(`  first text +${ms(sample.firstTextOverheadMs)}: ${sample.timeline.join(" · ")}`);
+  }
 }
 
 await main();

@@ -164,7 +164,11 @@ export const envSchema = z.object({
         .positive({ message: "must be greater than 0, for example 3001" })
         .optional(),
     ),
-  WORKER_CONCURRENCY: positiveInt(50, "50"),
+  /**
+   * Runs one worker process holds at once. A run holds its slot while it waits for the model, a tool or an
+   * approval (up to the approval timeout), so this is high: waiting runs cost ~70 KiB each, not CPU.
+   */
+  WORKER_CONCURRENCY: positiveInt(200, "50"),
   /** Interface of the ops server; unset = every interface (container health checks and scrapers reach it). */
   OPS_HOST: z.string().trim().min(1).optional(),
   /** Port of /healthz and /metrics (0 turns the ops server off). */

@@ -40,7 +40,7 @@ export function createRunWorker(
   return new Worker<RunJobData, void, string>(RUN_QUEUE, processor, {
     connection,
     prefix: queuePrefix(prefix),
-    concurrency: options.concurrency ?? 50,
+    concurrency: options.concurrency ?? 200,
     lockDuration: options.lockDuration ?? 30_000,
     stalledInterval: options.stalledInterval ?? 15_000,
     maxStalledCount: options.maxStalledCount ?? 5,
