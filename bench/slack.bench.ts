@@ -12,6 +12,8 @@
  *   npm run bench:slack
  *   npm run bench:slack -- --sequential 10      fewer one-thread samples
  *   npm run bench:slack -- --workers 2          scale out: two worker processes
+ *   npm run bench:slack -- --verbose            the Slack calls of the slowest mentions
+ *   npm run bench:slack -- --profile /tmp/prof  CPU profiles of the gateway and worker processes
  */
 import { performance } from "node:perf_hooks";
 import { WebClient } from "@slack/web-api";
@@ -28,6 +30,7 @@ const args = process.argv.slice(2);
 const sequential = Number(args[args.indexOf("--sequential") + 1]) || 20;
 const workerCount = Number(args[args.indexOf("--workers") + 1]) || 1;
 const verbose = args.includes("--verbose");
+const profileDir = args.includes("--profile") ? args[args.indexOf("--profile") + 1] : undefined;
 
 interface Sample {
   ackMs: number;
@@ -83,6 +86,12 @@ async function phase(threads: number, rounds: number): Promise<PhaseResult> {
     OPENAI_API_KEY: "sk-test",
     OPENAI_MODEL: "fake-model",
     LOG_LEVEL: "info",
+    ...(profileDir
+      ? {
+          NODE_OPTIONS: `--import ${new URL("./support/cpu-profile.mjs", import.meta.url).pathname}`,
+          CPU_PROFILE_DIR: profileDir,
+        }
+      : {}),
   };
   const processes = await CliProcess.startAll([
     ...Array.from({ length: workerCount }, () => CliProcess.start("worker", env, "worker started")),
