@@ -61,8 +61,9 @@ export function createGateway(options: GatewayOptions): ChatInbound {
         case "queued": {
           const emoji = result.disposition === "steer" ? marks.steer : marks.followUp;
           await safely("react", fields, async () => {
-            if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
+            // The queued mark first: taking 👀 back may wait on a platform's tighter budget for removals.
             await ackQueued(message.thread, message.id, emoji);
+            if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
           });
           break;
         }
