@@ -101,6 +101,8 @@ class RunSession {
   private shuttingDown = false;
   private lastAssistant: AssistantMessage | undefined;
   private renderer: ReturnType<typeof createRunRenderer> | undefined;
+  /** Writes issued without waiting (tool result records); the next awaited write waits for them too. */
+  private readonly unsettled: Promise<unknown>[] = [];
   /** Steering messages the start script drained: the answer to the first steering poll. */
   private startSteering: AgentMessage[] | undefined;
 
@@ -298,11 +300,9 @@ class RunSession {
         const reason = this.lastAssistant?.stopReason;
         if (signal.aborted || this.budgetReason || reason === "error" || reason === "aborted") break;
         this.forgetStartSteering();
-        const release = (await this.scripts.run("tlRelease", this.keys, [
-          this.job.runId,
-          "natural",
-          Date.now(),
-        ])) as string[];
+        const release = (await this.settled(
+          this.scripts.run("tlRelease", this.keys, [this.job.runId, "natural", Date.now()]),
+        )) as string[];
         if (release[0] === "released") {
           released = true;
           break;
@@ -335,11 +335,9 @@ class RunSession {
       return;
     }
     if (!released) {
-      const release = (await this.scripts.run("tlRelease", this.keys, [
-        this.job.runId,
-        "stopped",
-        Date.now(),
-      ])) as string[];
+      const release = (await this.settled(
+        this.scripts.run("tlRelease", this.keys, [this.job.runId, "stopped", Date.now()]),
+      )) as string[];
       if (release[0] === "lost") this.loseLease();
       this.markNotProcessed(release.slice(1));
       if (this.stopBy !== undefined) outcome = { kind: "stopped", by: this.stopBy ?? undefined };
@@ -447,17 +445,16 @@ class RunSession {
       const drained = this.drained.get(message);
       if (drained) {
         this.drained.delete(message);
-        const acked = await this.scripts.run("tlAck", this.keys, [this.job.runId, drained.id]);
+        const acked = await this.settled(this.scripts.run("tlAck", this.keys, [this.job.runId, drained.id]));
         if (acked !== 1) this.loseLease();
         else if (drained.kind !== "prompt") {
           this.markDelivered(drained.id);
           if (drained.receivedAt > 0) this.observer.delivered?.(Date.now() - drained.receivedAt);
         }
       } else {
-        const length = await this.scripts.run("tlAppend", this.keys, [
-          this.job.runId,
-          JSON.stringify(message),
-        ]);
+        const length = await this.settled(
+          this.scripts.run("tlAppend", this.keys, [this.job.runId, JSON.stringify(message)]),
+        );
         if (length === -1) this.loseLease();
       }
       if ((message as { role?: string }).role === "assistant") this.countTurn(message as AssistantMessage);
@@ -465,8 +462,23 @@ class RunSession {
       this.stats.toolCalls++;
       this.observer.toolCall?.(event.toolName, event.isError);
       const record = JSON.stringify({ result: event.result, isError: event.isError });
-      await this.scripts.run("tlRecordToolResult", this.keys, [this.job.runId, event.toolCallId, record]);
+      // Not awaited: the result's transcript append follows on the same connection (Redis applies them in
+      // order) and waits for both, so a finished tool costs one round trip before the next step, not two.
+      const recorded = this.scripts.run("tlRecordToolResult", this.keys, [
+        this.job.runId,
+        event.toolCallId,
+        record,
+      ]);
+      recorded.catch(() => {}); // reported by the step that waits for it
+      this.unsettled.push(recorded);
     }
+  }
+
+  /** Waits for `step` and for every write issued before it without waiting (a failure of either rejects). */
+  private async settled<T>(step: Promise<T>): Promise<T> {
+    const earlier = this.unsettled.splice(0);
+    const [result] = await Promise.all([step, ...earlier]);
+    return result;
   }
 
   /** Persists an app-defined message the loop does not emit (a context summary), keeping memory and Redis alike. */
