@@ -2,7 +2,6 @@
 import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
-import { formatDoctorReport, runDoctor } from "./doctor.js";
 import { RedisNotInstalledError, startEmbeddedRedis } from "./embedded-redis.js";
 import { startGatewayProcess } from "./gateway.js";
 import { createLogger } from "./logger.js";
@@ -101,7 +100,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
     );
   }
   if (roles.worker) {
-    const platforms = createPlatforms({ env, redis, log, role: "worker", config });
+    const platforms = await createPlatforms({ env, redis, log, role: "worker", config });
     const options: Parameters<typeof startWorkerProcess>[0] = {
       env,
       log,
@@ -115,7 +114,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
     parts.push(worker);
   }
   if (roles.gateway) {
-    const platforms = createPlatforms({ env, redis, log, role: "gateway", config });
+    const platforms = await createPlatforms({ env, redis, log, role: "gateway", config });
     if (platforms.length === 0)
       log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
     parts.push(await startGatewayProcess({ env, log, platforms, config: settings, redis }));
@@ -157,6 +156,8 @@ program
       process.exit(1);
     }
     process.stdout.write(`✓ Configuration: valid${loaded.configPath ? ` (${loaded.configPath})` : ""}\n`);
+    // Loaded on demand: the doctor reaches every platform's client library.
+    const { formatDoctorReport, runDoctor } = await import("./doctor.js");
     const checks = await runDoctor(loaded.env);
     process.stdout.write(`${formatDoctorReport(checks)}\n`);
     process.exit(checks.every((check) => check.ok) ? 0 : 1);

@@ -115,14 +115,15 @@ describe("playground in a real browser", () => {
     const log = createLogger(env.LOG_LEVEL);
     const config = runsConfigFromEnv(env);
     const platforms = (role: "gateway" | "worker") => createPlatforms({ env, redis, log, role, config });
-    expect(platforms("worker").map((platform) => platform.platform)).toEqual(["playground"]);
+    const workerPlatforms = await platforms("worker");
+    expect(workerPlatforms.map((platform) => platform.platform)).toEqual(["playground"]);
     worker = await startWorkerProcess({
       env,
       log,
-      platforms: platforms("worker"),
+      platforms: workerPlatforms,
       agent: agentSetupFromEnv(env, [lookup, deploy]),
     });
-    gateway = await startGatewayProcess({ env, log, platforms: platforms("gateway") });
+    gateway = await startGatewayProcess({ env, log, platforms: await platforms("gateway") });
     browser = await launchChromium(profile);
   }, 60_000);
 

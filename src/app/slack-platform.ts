@@ -1,0 +1,45 @@
+import type { ChatPlatform } from "../chat/index.js";
+import { createNodeHttpFetch } from "../llm/index.js";
+import {
+  createRedisRateLimiter,
+  createSlackPlatform,
+  redisRecipientStore,
+  type SlackConnection,
+  type SlackPlatformOptions,
+} from "../slack/index.js";
+import type { PlatformDeps } from "./platforms.js";
+
+/**
+ * The Slack adapter from the environment: bot token, Socket Mode or signed HTTP events (gateway), Redis-shared
+ * method budgets, access lists and the reactions the gateway watches.
+ */
+export function slackPlatform({ env, redis, log, role, config }: PlatformDeps): ChatPlatform | undefined {
+  if (!env.SLACK_BOT_TOKEN) return undefined;
+  const options: SlackPlatformOptions = {
+    botToken: env.SLACK_BOT_TOKEN,
+    rateLimiter: createRedisRateLimiter({ redis, prefix: env.THREADLINE_PREFIX }),
+    // Keep-alive node:http: less CPU per Web API call than the global fetch (many calls per run).
+    fetch: createNodeHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
+    recipients: redisRecipientStore(redis, env.THREADLINE_PREFIX),
+    streaming: env.SLACK_STREAMING,
+    access: {
+      teams: env.SLACK_ALLOWED_TEAMS,
+      channels: env.SLACK_ALLOWED_CHANNELS,
+      users: env.SLACK_ALLOWED_USERS,
+      bots: env.SLACK_ALLOWED_BOTS,
+      directMessages: env.SLACK_DIRECT_MESSAGES,
+    },
+    watchedReactions: [config.reactions.steer, config.reactions.followUp, config.reactions.stop],
+    log,
+  };
+  if (env.SLACK_API_URL) options.apiUrl = env.SLACK_API_URL;
+  if (role === "gateway") {
+    const connection: SlackConnection | undefined = env.SLACK_APP_TOKEN
+      ? { mode: "socket", appToken: env.SLACK_APP_TOKEN }
+      : env.SLACK_SIGNING_SECRET
+        ? { mode: "http", signingSecret: env.SLACK_SIGNING_SECRET, port: env.PORT }
+        : undefined;
+    if (connection) options.connection = connection;
+  }
+  return createSlackPlatform(options);
+}
