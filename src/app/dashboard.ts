@@ -41,25 +41,36 @@ type ConnectHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: u
 
 /**
  * Builds bull-board (`@bull-board/api` + `@bull-board/express`) for the runs queue, mounted at
- * {@link DASHBOARD_PATH}: the page, its static assets and its JSON API under `/dashboard/api/`. Opens one
- * Redis connection (BullMQ's settings) for its own `Queue`; close it with `close`.
+ * {@link DASHBOARD_PATH}: the page, its static assets and its JSON API under `/dashboard/api/`. On the first
+ * request it opens one Redis connection (BullMQ's settings) for its own `Queue`; close it with `close`.
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
-  const connection = blockingConnection(options.redisUrl);
-  const queue = createRunQueue(connection, options.prefix);
-  const adapter = new ExpressAdapter().setBasePath(DASHBOARD_PATH);
-  createBullBoard({
-    queues: [
-      new BullMQAdapter(queue, {
-        readOnlyMode: options.readOnly ?? true,
-        description: "Threadline runs: one job per run of a thread",
-      }),
-    ],
-    serverAdapter: adapter,
-    options: { uiConfig: { boardTitle: "Threadline runs" } },
-  });
-  const router = adapter.getRouter() as ConnectHandler & { disable(setting: string): void };
-  router.disable("x-powered-by");
+  // The queue, its connection and bull-board are built on the first request: most processes are never
+  // asked, and a queue closed while it is still connecting leaves a rejected command behind.
+  let board: { router: ConnectHandler; close(): Promise<void> } | undefined;
+  const open = () => {
+    if (board) return board;
+    const connection = blockingConnection(options.redisUrl);
+    const queue = createRunQueue(connection, options.prefix);
+    const adapter = new ExpressAdapter().setBasePath(DASHBOARD_PATH);
+    createBullBoard({
+      queues: [
+        new BullMQAdapter(queue, {
+          readOnlyMode: options.readOnly ?? true,
+          description: "Threadline runs: one job per run of a thread",
+        }),
+      ],
+      serverAdapter: adapter,
+      options: { uiConfig: { boardTitle: "Threadline runs" } },
+    });
+    const router = adapter.getRouter() as ConnectHandler & { disable(setting: string): void };
+    router.disable("x-powered-by");
+    board = {
+      router,
+      close: () => queue.close().finally(() => connection.disconnect()),
+    };
+    return board;
+  };
   const password = options.password;
   let closed: Promise<void> | undefined;
   return {
@@ -82,10 +93,15 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         res.end("cross-origin requests are not allowed");
         return true;
       }
-      return serve(router, req, res, url);
+      if (closed) {
+        res.writeHead(503, { "content-type": "text/plain" });
+        res.end("shutting down");
+        return true;
+      }
+      return serve(open().router, req, res, url);
     },
     close() {
-      closed ??= queue.close().finally(() => connection.disconnect());
+      closed ??= board ? board.close() : Promise.resolve();
       return closed;
     },
   };
