@@ -27,7 +27,7 @@ import { request } from "node:http";
 import { parseArgs } from "node:util";
 import type { PlaygroundEvent } from "../src/playground/index.js";
 import { chunks, FakeOpenAIServer, type ReceivedRequest } from "../test/fakes/openai-server.js";
-import { freePort } from "../test/playground/helpers.js";
+import { freePort } from "../test/support/net.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
 import { median, percentile } from "./support/stats.js";

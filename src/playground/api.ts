@@ -59,6 +59,7 @@ export class PlaygroundActions {
     text: string,
   ): Promise<{ thread: PlaygroundThread; message: PlaygroundMessage }> {
     const now = Date.now();
+    if (this.stripMention(text).text === "") throw new PlaygroundError("createThread", "empty_message", "-");
     const thread: PlaygroundThread = {
       id: `t-${randomBytes(6).toString("hex")}`,
       title: threadTitle(this.stripMention(text).text),
@@ -79,6 +80,7 @@ export class PlaygroundActions {
   /** Replaces the text of the user's own message. */
   async edit(threadId: string, messageId: string, user: ChatUser, text: string): Promise<void> {
     const { text: clean, mentionsBot } = this.stripMention(text);
+    if (clean === "") throw new PlaygroundError("edit", "empty_message", threadId);
     await this.store.editText(threadId, messageId, clean, { kinds: ["user"], authorId: user.id });
     await this.inbound.messageEdited(this.incoming(threadId, messageId, user, clean, mentionsBot));
   }
@@ -127,6 +129,7 @@ export class PlaygroundActions {
     created?: Promise<void>,
   ): Promise<PlaygroundMessage> {
     const stripped = this.stripMention(text);
+    if (stripped.text === "") throw new PlaygroundError("reply", "empty_message", threadId);
     const mentionsBot = forceMention || stripped.mentionsBot;
     const message: PlaygroundMessage = {
       id: `u-${randomUUID()}`,

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ChatUser, ReactionNames } from "../chat/index.js";
 import type { PlaygroundActions } from "./api.js";
 import type { LiveUpdates } from "./live.js";
+import { PLAYGROUND_BOT } from "./outbound.js";
 import { PlaygroundError, type PlaygroundStore } from "./store.js";
 
 /** What the page needs to know about this bot (served as `GET /api/info`). */
@@ -50,7 +51,7 @@ const user = z.object({
   id: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/)
-    .refine((id) => id !== "threadline", "that id belongs to the bot"),
+    .refine((id) => id !== PLAYGROUND_BOT.id, "that id belongs to the bot"),
   name: z.string().trim().min(1).max(40),
 });
 const text = z
@@ -102,7 +103,14 @@ export function createPlaygroundServer(options: PlaygroundServerOptions): Server
       send(res, 403, { error: "unexpected Host header; open the playground at its local address" });
       return;
     }
-    const url = new URL(req.url ?? "/", "http://playground.local");
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://playground.local");
+    } catch {
+      // Node's parser lets some targets through that are not URLs (`http://[/`): answer, never throw here.
+      send(res, 400, { error: "malformed request URL" });
+      return;
+    }
     const file = req.method === "GET" ? STATIC_FILES[url.pathname] : undefined;
     if (file !== undefined) {
       const body = files.get(file)!;
@@ -120,7 +128,7 @@ export function createPlaygroundServer(options: PlaygroundServerOptions): Server
       return;
     }
     const other = url.pathname.startsWith("/api/") ? undefined : options.otherRoutes;
-    const answered = other ? other(req, res).catch(() => false) : Promise.resolve(false);
+    const answered = other ? other(req, res) : Promise.resolve(false);
     answered
       .then(async (done) => {
         if (!done) send(res, 200, (await route(req, url)) ?? { ok: true });
@@ -270,6 +278,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 function errorStatus(err: PlaygroundError): number {
+  if (err.code === "empty_message") return 400;
   return err.code === "message_not_found" || err.code === "thread_not_found" ? 404 : 403;
 }
 

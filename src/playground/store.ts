@@ -15,7 +15,9 @@ export type PlaygroundErrorCode =
   | "message_not_found"
   | "cant_update_message"
   | "not_author"
-  | "thread_not_found";
+  | "thread_not_found"
+  /** Nothing is left once the mention of the bot is taken out. */
+  | "empty_message";
 
 /** A refused store operation, with the operation and thread it concerned. */
 export class PlaygroundError extends Error {

@@ -5,6 +5,7 @@ import { createRunQueue, type RunQueue, ThreadStore, threadKeys } from "../../sr
 import { FakeDiscordServer, type FakeMessage, type FakeUser } from "../fakes/discord-server.js";
 import { gateKey } from "../fakes/discord-tools.js";
 import { FakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../fakes/openai-server.js";
+import { conversationTag } from "../support/model-requests.js";
 import { CliProcess } from "../support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
 
@@ -199,7 +200,7 @@ export class DiscordE2E {
 
   /** The chat-completion requests of a tag's conversation, in arrival order. */
   requests(tag: string): ReceivedRequest[] {
-    return this.openai.requests.filter((request) => tagOf(request) === tag);
+    return this.openai.requests.filter((request) => conversationTag(request) === tag);
   }
 
   async close(): Promise<void> {
@@ -214,7 +215,7 @@ export class DiscordE2E {
 
   private async answer(request: ReceivedRequest): Promise<FakeReply | undefined> {
     if (request.path !== "/chat/completions") return undefined;
-    const tag = tagOf(request);
+    const tag = conversationTag(request);
     const step = tag === undefined ? undefined : this.scripts.get(tag)?.shift();
     if (step === undefined) {
       return { kind: "error", status: 500, message: `no scripted reply for ${tag ?? "an untagged request"}` };
@@ -223,41 +224,4 @@ export class DiscordE2E {
   }
 }
 
-/** The text of every user message of a model request, in order. */
-export function userTexts(request: ReceivedRequest | undefined): string[] {
-  const messages =
-    (request?.body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
-  return messages
-    .filter((message) => message.role === "user")
-    .map((message) =>
-      typeof message.content === "string"
-        ? message.content
-        : (message.content as { text?: string }[]).map((part) => part.text ?? "").join(""),
-    );
-}
-
-/** The tool results of a model request (`role: "tool"` contents), in order. */
-export function toolResults(request: ReceivedRequest | undefined): string[] {
-  const messages =
-    (request?.body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
-  return messages
-    .filter((message) => message.role === "tool")
-    .map((message) =>
-      typeof message.content === "string"
-        ? message.content
-        : (message.content as { text?: string }[]).map((part) => part.text ?? "").join(""),
-    );
-}
-
-function tagOf(request: ReceivedRequest): string | undefined {
-  return /\[(t\d+)\]/.exec(userTexts(request)[0] ?? "")?.[1];
-}
-
-/** A promise the test resolves later. */
-export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
+export { toolResults, userTexts } from "../support/model-requests.js";

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { connect as connectTcp } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ApprovalCard, ChatUser } from "../../src/chat/index.js";
 import {
@@ -165,9 +166,32 @@ describe("playground HTTP API → ChatInbound", () => {
     ).toBe(400);
     expect((await fixture.api("POST", "/api/threads/t-nope/messages", reply)).status).toBe(404);
     expect((await fixture.api("GET", "/api/threads/t-nope")).status).toBe(404);
+    // Only a mention of the bot: nothing to say.
+    const mentionOnly = await fixture.api("POST", path, { user: ada, text: " @Threadline " });
+    expect(mentionOnly.status).toBe(400);
+    expect(String(mentionOnly.body.error)).toContain("empty_message");
+    expect((await fixture.api("POST", "/api/threads", { user: ada, text: "@Threadline" })).status).toBe(400);
     expect((await fixture.api("POST", path, reply, { origin: fixture.url })).status).toBe(200);
 
     expect(fixture.inbound.events.length).toBe(before + 1);
+  });
+
+  it("answers a request target that is not a URL with 400 and keeps serving", async () => {
+    const { port } = new URL(fixture.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connectTcp(Number(port), "127.0.0.1", () =>
+        socket.write("GET http://[/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
+      );
+      let data = "";
+      socket.on("data", (chunk) => {
+        data += chunk.toString("utf8");
+      });
+      socket.on("end", () => resolve(data));
+      socket.on("error", reject);
+    });
+    expect(raw.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
+    expect(raw).toContain("malformed request URL");
+    expect((await fixture.api("GET", "/api/info")).status).toBe(200);
   });
 
   it("answers only requests addressed to this machine (no DNS rebinding)", async () => {

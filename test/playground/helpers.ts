@@ -1,5 +1,4 @@
 import { type IncomingMessage as HttpResponse, request } from "node:http";
-import { createServer } from "node:net";
 import type { Redis } from "ioredis";
 import type {
   ButtonClick,
@@ -160,12 +159,4 @@ export class EventStream {
   }
 }
 
-/** A TCP port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
+export { freePort } from "../support/net.js";

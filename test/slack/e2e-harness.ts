@@ -1,7 +1,8 @@
-import { createServer } from "node:net";
 import type { Redis } from "ioredis";
 import { FakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../fakes/openai-server.js";
 import { type FakeMessage, type FakeSlackOptions, FakeSlackServer } from "../fakes/slack-server.js";
+import { conversationTag } from "../support/model-requests.js";
+import { freePort } from "../support/net.js";
 import { CliProcess } from "../support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
 
@@ -149,7 +150,7 @@ export class SlackE2E {
 
   /** The chat-completion requests of a tag's conversation, in arrival order. */
   requests(tag: string): ReceivedRequest[] {
-    return this.openai.requests.filter((request) => tagOf(request) === tag);
+    return this.openai.requests.filter((request) => conversationTag(request) === tag);
   }
 
   async close(): Promise<void> {
@@ -162,7 +163,7 @@ export class SlackE2E {
 
   private async answer(request: ReceivedRequest): Promise<FakeReply | undefined> {
     if (request.path !== "/chat/completions") return undefined;
-    const tag = tagOf(request);
+    const tag = conversationTag(request);
     const step = tag === undefined ? undefined : this.scripts.get(tag)?.shift();
     if (step === undefined) {
       return { kind: "error", status: 500, message: `no scripted reply for ${tag ?? "an untagged request"}` };
@@ -171,38 +172,5 @@ export class SlackE2E {
   }
 }
 
-/** The text of every user message of a request, in order. */
-export function userTexts(request: ReceivedRequest): string[] {
-  const messages = (request.body as { messages?: { role: string; content: unknown }[] }).messages ?? [];
-  return messages
-    .filter((message) => message.role === "user")
-    .map((message) =>
-      typeof message.content === "string"
-        ? message.content
-        : (message.content as { text?: string }[]).map((part) => part.text ?? "").join(""),
-    );
-}
-
-function tagOf(request: ReceivedRequest): string | undefined {
-  return /\[(t\d+)\]/.exec(userTexts(request)[0] ?? "")?.[1];
-}
-
-/** A promise the test resolves later. */
-export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
+export { userTexts } from "../support/model-requests.js";
+export { gate } from "../support/net.js";
