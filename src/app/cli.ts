@@ -72,57 +72,86 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
       process.exit(2);
     }
   }
-  const redis = commandConnection(env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  const config = runsConfigFromEnv(env, settings);
-  const metrics = new Metrics();
-  if (env.OPS_PORT > 0) {
-    const healthy = async () => (await redis.ping()) === "PONG";
-    try {
-      const ops: Parameters<typeof serveOps>[0] = {
-        env,
-        metrics,
-        healthy,
-        log,
-        withDashboard: roles.gateway,
-      };
-      if (env.OPS_HOST) ops.host = env.OPS_HOST;
-      parts.push(await serveOps(ops));
-    } catch (err) {
-      log.warn(
-        { err, port: env.OPS_PORT },
-        "could not serve /healthz and /metrics (set OPS_PORT to a free port)",
-      );
-    }
-  } else if (env.DASHBOARD && roles.gateway) {
-    log.warn(
-      { setting: "OPS_PORT" },
-      "DASHBOARD is on but OPS_PORT=0 turns the ops server off: no dashboard",
-    );
+  try {
+    await startParts(roles, { env, settings, log, parts, concurrency });
+  } catch (err) {
+    // Nothing started so far may outlive the failure: the private redis-server above all.
+    for (const part of parts.reverse()) await part.close().catch(() => {});
+    await embeddedRedis?.close().catch(() => {});
+    throw err;
   }
-  if (roles.worker) {
-    const platforms = await createPlatforms({ env, redis, log, role: "worker", config });
-    const options: Parameters<typeof startWorkerProcess>[0] = {
-      env,
-      log,
-      platforms,
-      config: settings,
-      observer: metrics.observer(),
-    };
-    if (concurrency !== undefined) options.concurrency = concurrency;
-    const worker = await startWorkerProcess(options);
-    metrics.sampleRuns(worker);
-    parts.push(worker);
-  }
-  if (roles.gateway) {
-    const platforms = await createPlatforms({ env, redis, log, role: "gateway", config });
-    if (platforms.length === 0)
-      log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
-    parts.push(await startGatewayProcess({ env, log, platforms, config: settings, redis }));
-  }
-  parts.push({ close: async () => void redis.disconnect() });
   // The private redis-server closes last, after the workers and the gateway that use it.
   if (embeddedRedis) parts.push(embeddedRedis);
   closeOnSignals(parts, log);
+}
+
+/** Starts the ops server, the worker and the gateway of `roles`, pushing each onto `parts` as it starts. */
+async function startParts(
+  roles: { gateway: boolean; worker: boolean },
+  ctx: {
+    env: LoadedConfig["env"];
+    settings: LoadedConfig["config"];
+    log: ReturnType<typeof createLogger>;
+    parts: Closable[];
+    concurrency: number | undefined;
+  },
+): Promise<void> {
+  const { env, settings, log, parts, concurrency } = ctx;
+  const redis = commandConnection(env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  // Closed after the worker and the gateway that use it (parts close in order).
+  const closeRedis: Closable = { close: async () => void redis.disconnect() };
+  try {
+    const config = runsConfigFromEnv(env, settings);
+    const metrics = new Metrics();
+    if (env.OPS_PORT > 0) {
+      const healthy = async () => (await redis.ping()) === "PONG";
+      try {
+        const ops: Parameters<typeof serveOps>[0] = {
+          env,
+          metrics,
+          healthy,
+          log,
+          withDashboard: roles.gateway,
+        };
+        if (env.OPS_HOST) ops.host = env.OPS_HOST;
+        parts.push(await serveOps(ops));
+      } catch (err) {
+        log.warn(
+          { err, port: env.OPS_PORT },
+          "could not serve /healthz and /metrics (set OPS_PORT to a free port)",
+        );
+      }
+    } else if (env.DASHBOARD && roles.gateway) {
+      log.warn(
+        { setting: "OPS_PORT" },
+        "DASHBOARD is on but OPS_PORT=0 turns the ops server off: no dashboard",
+      );
+    }
+    if (roles.worker) {
+      const platforms = await createPlatforms({ env, redis, log, role: "worker", config });
+      const options: Parameters<typeof startWorkerProcess>[0] = {
+        env,
+        log,
+        platforms,
+        config: settings,
+        observer: metrics.observer(),
+      };
+      if (concurrency !== undefined) options.concurrency = concurrency;
+      const worker = await startWorkerProcess(options);
+      metrics.sampleRuns(worker);
+      parts.push(worker);
+    }
+    if (roles.gateway) {
+      const platforms = await createPlatforms({ env, redis, log, role: "gateway", config });
+      if (platforms.length === 0)
+        log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
+      parts.push(await startGatewayProcess({ env, log, platforms, config: settings, redis }));
+    }
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
+  parts.push(closeRedis);
 }
 
 const program = new Command()
@@ -163,4 +192,9 @@ program
     process.exit(checks.every((check) => check.ok) ? 0 : 1);
   });
 
-await program.parseAsync();
+await program.parseAsync().catch((err: unknown) => {
+  // A start-up failure (port taken, Redis unreachable, a tools module that throws) is one line, not a trace.
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`threadline: ${message}\n`);
+  process.exit(1);
+});

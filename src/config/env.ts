@@ -146,7 +146,9 @@ export const envSchema = z.object({
   DISCORD_DIRECT_MESSAGES: flag(true),
   DISCORD_GLOBAL_RATE_LIMIT: positiveInt(50, "50"),
   DISCORD_EDIT_INTERVAL_MS: positiveInt(1000, "1000"),
-  PORT: positiveInt(3000, "3000"),
+  PORT: positiveInt(3000, "3000").refine((port) => port <= 65535, {
+    message: "must be a port number (1–65535), for example 3000",
+  }),
   /** Serve the local web playground even when Slack or Discord is configured (it always runs without them). */
   PLAYGROUND: flag(false),
   /** Interface the playground binds; default 127.0.0.1 (it has no login). 0.0.0.0 inside a container. */
@@ -162,13 +164,14 @@ export const envSchema = z.object({
         .number({ message: "must be a whole number, for example 3001" })
         .int({ message: "must be a whole number, for example 3001" })
         .positive({ message: "must be greater than 0, for example 3001" })
+        .max(65535, { message: "must be a port number (1–65535), for example 3001" })
         .optional(),
     ),
   /**
    * Runs one worker process holds at once. A run holds its slot while it waits for the model, a tool or an
    * approval (up to the approval timeout), so this is high: waiting runs cost ~70 KiB each, not CPU.
    */
-  WORKER_CONCURRENCY: positiveInt(200, "50"),
+  WORKER_CONCURRENCY: positiveInt(200, "200"),
   /** Interface of the ops server; unset = every interface (container health checks and scrapers reach it). */
   OPS_HOST: z.string().trim().min(1).optional(),
   /** Port of /healthz and /metrics (0 turns the ops server off). */

@@ -11,6 +11,7 @@ import type { Disposition, RunsConfig } from "./config.js";
 import { eventsChannel, threadKeys } from "./keys.js";
 import type { RunQueue } from "./queue.js";
 import { type ScriptedRedis, threadKeyList, withScripts } from "./scripts.js";
+import { parseUser } from "./thread-store.js";
 import { toUserMessage } from "./user-message.js";
 
 /** What `submit` did with a message. */
@@ -149,7 +150,7 @@ export class Intake {
     )) as string[];
     const [kind, status = "", by = ""] = reply;
     if (kind === "accepted") return { kind, status: status as "approved" | "denied" | "always" };
-    if (kind === "already") return { kind, status, by: by ? (JSON.parse(by) as ChatUser) : undefined };
+    if (kind === "already") return { kind, status, by: parseUser(by) };
     if (kind === "forbidden" || kind === "expired") return { kind };
     return { kind: "unknown" };
   }
@@ -176,13 +177,8 @@ export class Intake {
   async mayControl(thread: ThreadRef, userId: string): Promise<boolean> {
     if (this.config.approvers.includes(userId)) return true;
     const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
-    const requester = await this.scripts.redis.hget(keys.meta, "requester");
-    if (!requester) return false;
-    try {
-      return (JSON.parse(requester) as ChatUser).id === userId;
-    } catch {
-      return false;
-    }
+    const requester = parseUser((await this.scripts.redis.hget(keys.meta, "requester")) ?? undefined);
+    return requester?.id === userId;
   }
 
   /** The active run of a thread, if any. */

@@ -33,7 +33,7 @@ import type {
   ToolRunContext,
 } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
-import { parseMeta, parseTranscript, type ThreadMeta, ThreadStore } from "./thread-store.js";
+import { parseMeta, parseTranscript, parseUser, type ThreadMeta, ThreadStore } from "./thread-store.js";
 import { approvalIdFor, createToolApproval } from "./tool-approval.js";
 
 /** What the run processor needs. */
@@ -154,7 +154,7 @@ class RunSession {
       const [, stopBy, transcript, metaFlat, prompts, steering] = start;
       this.startSteering = this.takeDrained("steer", steering);
       if (stopBy) {
-        this.stopBy = JSON.parse(stopBy) as ChatUser;
+        this.stopBy = parseUser(stopBy) ?? null;
         this.controller.abort();
       }
       // Renew at a third of the lease, whatever its length: a floor above that lets a short lease lapse

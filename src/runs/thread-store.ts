@@ -17,7 +17,8 @@ export interface ThreadMeta {
   stopBy: ChatUser | undefined;
 }
 
-function parseUser(json: string | undefined): ChatUser | undefined {
+/** A stored user (JSON); `undefined` when absent or unreadable, never a throw. */
+export function parseUser(json: string | undefined): ChatUser | undefined {
   if (!json) return undefined;
   try {
     return JSON.parse(json) as ChatUser;

@@ -50,7 +50,7 @@ describe("environment", () => {
     expect(error?.problems).toEqual([
       "OPENAI_BASE_URL must be a URL, for example http://localhost:11434/v1",
       "OPENAI_CONTEXT_WINDOW must be at least 1024 tokens, for example 128000",
-      "WORKER_CONCURRENCY must be a whole number, for example 50",
+      "WORKER_CONCURRENCY must be a whole number, for example 200",
       "LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, for example info",
     ]);
     expect(error?.message).toMatch(
@@ -195,7 +195,7 @@ describe("config module", () => {
     expect(result.status).toBe(2);
     expect(result.stderr.trim().split("\n")).toEqual([
       "Threadline can't start, the configuration has 3 problems:",
-      "  - WORKER_CONCURRENCY must be greater than 0, for example 50",
+      "  - WORKER_CONCURRENCY must be greater than 0, for example 200",
       '  - threadline.config.mjs: mcpServers.x needs either command (a server started over stdio, e.g. command: "npx") or url (streamable HTTP, e.g. url: "https://mcp.example.com/mcp"), not both',
       '  - threadline.config.mjs: steeringMode must be one of "one-at-a-time", "all"',
     ]);

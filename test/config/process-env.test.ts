@@ -30,4 +30,13 @@ describe("process settings in the environment", () => {
       DASHBOARD_READ_ONLY: false,
     });
   });
+
+  it("refuse ports beyond 65535 with a clear message", () => {
+    expect(() => parseEnv({ PORT: "70000" })).toThrow(
+      "PORT must be a port number (1–65535), for example 3000",
+    );
+    expect(() => parseEnv({ PLAYGROUND_PORT: "70000" })).toThrow(
+      "PLAYGROUND_PORT must be a port number (1–65535), for example 3001",
+    );
+  });
 });
