@@ -15,6 +15,7 @@ import type { RunsSampler } from "./metrics.js";
 import { byPlatform } from "./platforms.js";
 import { blockingConnection, commandConnection } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
+import { checkShellSandbox } from "./shell-sandbox.js";
 import { loadToolsModule } from "./tools-module.js";
 
 export interface WorkerProcessOptions {
@@ -45,7 +46,10 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   const redis = commandConnection(redisUrl);
   const bull = blockingConnection(redisUrl);
   const platforms = byPlatform(options.platforms);
-  const config = options.config ?? {};
+  // The shell tool is offered only with a working sandbox (or the operator's explicit "none").
+  const config = options.agent
+    ? (options.config ?? {})
+    : (await checkShellSandbox(env, options.config ?? {}, log)).config;
   // MCP servers start before the worker takes jobs; one that fails is logged and skipped.
   const mcp = options.agent ? undefined : await connectConfiguredMcpServers(config, log);
   const handle = await startRunWorker({

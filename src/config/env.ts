@@ -112,6 +112,17 @@ export const envSchema = z.object({
   THREADLINE_TOOLS_MODULE: optionalText,
   THREADLINE_CONFIG: optionalText,
   THREADLINE_WORKSPACE_DIR: optionalText,
+  /**
+   * How the `shell` tool isolates commands: `bwrap` (default; the shell is left out when bubblewrap cannot
+   * run) or `none` (the operator's explicit choice of an unsandboxed shell). The config module's
+   * `builtinTools.shell.sandbox` wins.
+   */
+  THREADLINE_SHELL_SANDBOX: z
+    .enum(["bwrap", "none", ""], { message: "must be bwrap or none" })
+    .optional()
+    .transform((value) => (value === "" || value === undefined ? undefined : value)),
+  /** The bubblewrap binary (a path, or a name on PATH). Default `bwrap`. */
+  THREADLINE_BWRAP_PATH: optionalText,
   OPENAI_CONTEXT_WINDOW: z
     .string()
     .trim()

@@ -63,6 +63,16 @@ export {
   systemResolver,
 } from "./net-guard.js";
 export {
+  type BwrapSandbox,
+  type BwrapSandboxOptions,
+  bwrapArgs,
+  findExecutable,
+  probeBwrap,
+  SANDBOX_PATH,
+  type SandboxProbe,
+  type ShellSandboxMode,
+} from "./sandbox.js";
+export {
   type CommandResult,
   type RunCommandOptions,
   runShellCommand,

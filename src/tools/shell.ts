@@ -1,17 +1,35 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
 import { type AnyToolDefinition, defineTool, type ToolApproval, ToolError } from "./define-tool.js";
+import {
+  type BwrapSandbox,
+  type BwrapSandboxOptions,
+  bwrapArgs,
+  probeBwrap,
+  SANDBOX_PATH,
+  type SandboxProbe,
+  type ShellSandboxMode,
+} from "./sandbox.js";
 import { ensureWorkspace } from "./workspace.js";
 
-/** Settings of the `shell` tool. */
-export interface ShellOptions {
+/** Settings of the `shell` tool (the sandbox settings apply when `sandbox` is `"bwrap"`). */
+export interface ShellOptions extends BwrapSandboxOptions {
+  /**
+   * `"bwrap"` (default): every command runs in a bubblewrap sandbox; when bubblewrap is missing or cannot
+   * create namespaces, calls fail with a clear error instead of running unsandboxed. `"none"`: commands run
+   * directly on the worker (they can read its files and processes) — only on the operator's explicit choice.
+   */
+  sandbox?: ShellSandboxMode;
   /** Time limit of a command unless the model asks for another one. Default 60 000 ms. */
   timeoutMs?: number;
   /** The longest time limit the model may ask for. Default 600 000 ms. */
   maxTimeoutMs?: number;
   /** Output (stdout and stderr together) kept per command; beyond it, the head and tail are kept. Default 64 KiB. */
   maxOutputBytes?: number;
-  /** Worker environment variables passed through besides PATH, LANG and LC_ALL. Default none. */
+  /**
+   * Worker environment variables passed through, by name. Commands otherwise get only an allowlist: PATH,
+   * HOME and PWD (the workspace), TERM=dumb, LANG and LC_ALL. Default none.
+   */
   passEnv?: string[];
   /** Variables set for every command. */
   env?: Record<string, string>;
@@ -43,6 +61,8 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
   shell?: string;
   killGraceMs?: number;
+  /** Run the command inside this bubblewrap sandbox (see {@link bwrapArgs}). Default: directly. */
+  sandbox?: BwrapSandbox;
 }
 
 /** Keeps the first and the last bytes of a stream that may be much larger than the cap. */
@@ -89,14 +109,20 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 }
 
 /**
- * Runs `command` with `/bin/sh -c` in its own process group. On timeout or abort the whole group gets
- * SIGTERM, then SIGKILL after the grace period; when the shell exits, processes it left running in the
- * background are killed too. Never rejects for the command's own failures (they are in the result).
+ * Runs `command` with `/bin/sh -c` in its own process group — inside `options.sandbox` when given, where
+ * the sandbox's PID namespace ends every process of the command (even `setsid` ones) when its shell
+ * exits. On timeout or abort the whole group gets SIGTERM, then SIGKILL after the grace period; when the
+ * shell exits, processes it left running in the background are killed too. Never rejects for the
+ * command's own failures (they are in the result); rejects when the shell (or bwrap) cannot be started.
  */
 export function runShellCommand(command: string, options: RunCommandOptions): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const output = new OutputCap(options.maxOutputBytes);
-    const child = spawn(options.shell ?? "/bin/sh", ["-c", command], {
+    const shellArgv = [options.shell ?? "/bin/sh", "-c", command];
+    const [file, ...args] = options.sandbox
+      ? [options.sandbox.bwrap, ...bwrapArgs(options.cwd, options.sandbox), ...shellArgv]
+      : shellArgv;
+    const child = spawn(file!, args, {
       cwd: options.cwd,
       env: options.env,
       detached: true,
@@ -136,10 +162,17 @@ export function runShellCommand(command: string, options: RunCommandOptions): Pr
   });
 }
 
-/** The environment commands see: nothing from the worker (no API keys, no tokens) unless listed. */
-export function scrubbedEnv(workspace: string, options: ShellOptions): Record<string, string> {
+/**
+ * The environment commands see, built from an allowlist: nothing from the worker (no API keys, no tokens)
+ * unless `passEnv` names it. In the sandbox PATH is the standard system PATH.
+ */
+export function scrubbedEnv(
+  workspace: string,
+  options: ShellOptions,
+  sandboxed = (options.sandbox ?? "bwrap") === "bwrap",
+): Record<string, string> {
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    PATH: sandboxed ? SANDBOX_PATH : (process.env.PATH ?? SANDBOX_PATH),
     HOME: workspace,
     PWD: workspace,
     TERM: "dumb",
@@ -153,13 +186,40 @@ export function scrubbedEnv(workspace: string, options: ShellOptions): Record<st
   return { ...env, ...options.env };
 }
 
-/** `shell`: runs a command in the thread's workspace. Off by default; approval `"ask"` by default. */
+/**
+ * The sandbox one tool instance runs in, probed on first use. A working sandbox is remembered; a missing
+ * one is probed again next time (the operator may have installed bubblewrap since).
+ */
+function sandboxResolver(options: ShellOptions): () => Promise<BwrapSandbox | undefined> {
+  if (options.sandbox === "none") return async () => undefined;
+  let ready: BwrapSandbox | undefined;
+  return async () => {
+    if (ready) return ready;
+    const probe: SandboxProbe = await probeBwrap(options);
+    if (!probe.available)
+      throw new ToolError(
+        `The shell is not available: ${probe.reason}. Commands only run sandboxed; the operator has to install bubblewrap (or explicitly allow an unsandboxed shell).`,
+      );
+    ready = probe.sandbox;
+    return ready;
+  };
+}
+
+/**
+ * `shell`: runs a command in the thread's workspace, sandboxed with bubblewrap unless the options say
+ * `sandbox: "none"`. Off by default; approval `"ask"` by default.
+ */
 export function shellTool(options: ShellOptions = {}): AnyToolDefinition {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const maxTimeoutMs = Math.max(timeoutMs, options.maxTimeoutMs ?? 600_000);
+  const sandboxed = (options.sandbox ?? "bwrap") === "bwrap";
+  const resolveSandbox = sandboxResolver(options);
+  const where = sandboxed
+    ? "in a sandbox where only this thread's workspace directory is writable (it is the working directory and HOME; /tmp is private and emptied after each command)"
+    : "in this thread's workspace directory";
   return defineTool({
     name: "shell",
-    description: `Run a shell command (/bin/sh -c) in this thread's workspace directory. Output is capped; the command is killed after ${Math.round(timeoutMs / 1000)} s unless timeoutSeconds says otherwise (at most ${Math.round(maxTimeoutMs / 1000)} s). No network daemons: background processes are stopped when the command ends.`,
+    description: `Run a shell command (/bin/sh -c) ${where}. Output is capped; the command is killed after ${Math.round(timeoutMs / 1000)} s unless timeoutSeconds says otherwise (at most ${Math.round(maxTimeoutMs / 1000)} s). No network daemons: background processes are stopped when the command ends.`,
     parameters: z.object({
       command: z.string().min(1).describe("The command line to run"),
       timeoutSeconds: z.number().positive().optional().describe("Time limit in seconds"),
@@ -167,11 +227,13 @@ export function shellTool(options: ShellOptions = {}): AnyToolDefinition {
     approval: options.approval ?? "ask",
     executionMode: "sequential",
     async execute({ command, timeoutSeconds }, ctx) {
+      const sandbox = await resolveSandbox();
       const cwd = await ensureWorkspace(ctx.workspaceDir);
       const limit = Math.min(maxTimeoutMs, timeoutSeconds ? timeoutSeconds * 1000 : timeoutMs);
       const result = await runShellCommand(command, {
         cwd,
-        env: scrubbedEnv(cwd, options),
+        env: scrubbedEnv(cwd, options, sandboxed),
+        ...(sandbox ? { sandbox } : {}),
         timeoutMs: limit,
         maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
         signal: ctx.signal,
