@@ -37,21 +37,29 @@ export {
   type CustomMessageRenderer,
   createConvertToLlm,
 } from "./convert-to-llm.js";
+export { createHttpFetch, type HttpFetch, type HttpFetchOptions } from "./http-fetch.js";
 export { createNodeHttpFetch, type NodeHttpFetch, type NodeHttpFetchOptions } from "./node-http-fetch.js";
 export {
   buildChatRequest,
   createOpenAIStreamFn,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_CHARS,
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
+  defaultMaxTokens,
   type OpenAIProviderOptions,
   type ReasoningLevel,
 } from "./openai.js";
 export {
   type ChatChunk,
   ChatChunkAccumulator,
+  type ChatChunkAccumulatorOptions,
   type ChatChunkChoice,
   type ChatChunkDelta,
+  type ChatContentPart,
+  type ChatReasoningDetail,
   type ChatToolCallDelta,
+  cutNote,
 } from "./openai-chunks.js";
 export {
   authHeaders,
@@ -73,6 +81,7 @@ export {
   type OpenAIModelInit,
   openAIModel,
 } from "./openai-model.js";
+export type { ContextExceededInfo } from "./openai-response.js";
 export { type JsonSchema, toolParametersSchema, toolsToOpenAI } from "./openai-tools.js";
 export { type ProbeOptions, type ProbeResult, probeModelEndpoint } from "./probe.js";
 export {
@@ -82,9 +91,13 @@ export {
   describeProviderFailure,
   displayBaseURL,
   type FailureContext,
+  formatLimit,
   type ProviderFailure,
   type ProviderFailureKind,
   retryAfterMs,
+  STREAM_CLOSED_MESSAGE,
 } from "./provider-errors.js";
+export { SseParser } from "./sse.js";
 export { type JsonObject, parseStreamingJson, repairJson } from "./streaming-json.js";
+export { type TextChannel, ThinkTagSplitter } from "./think-tags.js";
 export { applyPrices, type ChatUsagePayload, emptyUsage, type ModelPrices, mapUsage } from "./usage.js";

@@ -9,6 +9,7 @@ import type {
 } from "../agent/index.js";
 import { describeFinishReason } from "./provider-errors.js";
 import { parseStreamingJson } from "./streaming-json.js";
+import { type TextChannel, ThinkTagSplitter } from "./think-tags.js";
 import { type ChatUsagePayload, emptyUsage, type ModelPrices, mapUsage } from "./usage.js";
 
 /** The parts of a streamed chat-completions chunk this adapter reads (a superset of the SDK's type). */
@@ -17,6 +18,8 @@ export interface ChatChunk {
   model?: string;
   choices?: ChatChunkChoice[] | null;
   usage?: ChatUsagePayload | null;
+  /** Groq's older streams carry usage only here (https://github.com/vercel/ai/issues/1651). */
+  x_groq?: { usage?: ChatUsagePayload | null } | null;
 }
 
 /** One choice of a {@link ChatChunk}. Only `choices[0]` is read. */
@@ -29,13 +32,42 @@ export interface ChatChunkChoice {
 
 /** The incremental fields of a choice, including the reasoning fields non-OpenAI servers send. */
 export interface ChatChunkDelta {
-  content?: string | null;
+  /** A string, or typed parts (Mistral Magistral: `{type:"text",text}` and `{type:"thinking",thinking:[…]}`). */
+  content?: string | ChatContentPart[] | null;
   refusal?: string | null;
   reasoning_content?: string | null;
   reasoning?: string | null;
   reasoning_text?: string | null;
+  /** OpenRouter / Snowflake Cortex: `{type:"reasoning.text",text}` or `{type:"reasoning.summary",summary}`. */
+  reasoning_details?: ChatReasoningDetail[] | null;
   tool_calls?: ChatToolCallDelta[] | null;
   function_call?: { name?: string | null; arguments?: string | null } | null;
+}
+
+/** One typed part of an array `content` (unknown part types are ignored). */
+export interface ChatContentPart {
+  type?: string;
+  text?: string | null;
+  /** Magistral: a list of `{type:"text", text}` parts, or a string. */
+  thinking?: string | { type?: string; text?: string | null }[] | null;
+}
+
+/** One entry of `reasoning_details` (encrypted entries carry no readable text and are skipped). */
+export interface ChatReasoningDetail {
+  type?: string;
+  text?: string | null;
+  summary?: string | null;
+}
+
+/** Options of {@link ChatChunkAccumulator}. */
+export interface ChatChunkAccumulatorOptions {
+  /** Prices per million tokens, for the usage's cost. */
+  prices?: ModelPrices | undefined;
+  /**
+   * What `<think>…</think>` at the start of `content` is: `"thinking"` (default; DeepSeek-R1 distills,
+   * Qwen3) or `"text"` (keep the tags in the answer, for servers that mean them literally).
+   */
+  thinkTags?: "thinking" | "text" | undefined;
 }
 
 /** One tool-call fragment. `index` identifies the call; `id` and `name` usually come only first. */
@@ -51,13 +83,13 @@ type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_text";
 /** The scratch state of one streamed tool call; the JSON buffer lives here, not on the block. */
 interface ToolSlot {
   block: ToolCall;
+  /** The id the server sent for this call (the block's id may be made unique). */
+  serverId: string | undefined;
   contentIndex: number;
   buffer: string;
   /** `buffer.length` when `parsed` was computed; arguments are re-parsed only when read after a change. */
   parsedLength: number;
   parsed: Record<string, unknown>;
-  /** True while the id is one we made up (the server sent none yet). */
-  generatedId: boolean;
 }
 
 /** Reasoning fields in the order pi-ai reads them: the first non-empty one wins. */
@@ -87,14 +119,29 @@ export class ChatChunkAccumulator {
   readonly message: AssistantMessage;
   private readonly push: (event: AssistantMessageEvent) => void;
   private readonly prices: ModelPrices | undefined;
-  private readonly toolSlots = new Map<number, ToolSlot>();
-  private lastToolIndex = -1;
+  /** Every tool call in order of appearance. */
+  private readonly slots: ToolSlot[] = [];
+  /** The call each server `index` currently refers to (a new id on an index starts a new call). */
+  private readonly byIndex = new Map<number, ToolSlot>();
+  private lastSlot: ToolSlot | undefined;
   private finishReason: string | undefined;
   private readonly idPrefix = `call_${Math.random().toString(36).slice(2, 10)}`;
+  private readonly splitter: ThinkTagSplitter | undefined;
+  /** Characters of text, thinking and tool arguments received so far. */
+  outputChars = 0;
 
-  constructor(model: Model, push: (event: AssistantMessageEvent) => void, prices?: ModelPrices) {
+  constructor(
+    model: Model,
+    push: (event: AssistantMessageEvent) => void,
+    options: ChatChunkAccumulatorOptions = {},
+  ) {
     this.push = push;
-    this.prices = prices;
+    this.prices = options.prices;
+    if (options.thinkTags !== "text") {
+      this.splitter = new ThinkTagSplitter((channel: TextChannel, text: string) =>
+        channel === "text" ? this.appendText(text) : this.appendThinking(text, "think_tag"),
+      );
+    }
     this.message = {
       role: "assistant",
       content: [],
@@ -123,19 +170,30 @@ export class ChatChunkAccumulator {
     if (message.responseId === undefined && chunk.id) message.responseId = chunk.id;
     if (chunk.model && message.responseModel !== chunk.model) message.responseModel = chunk.model;
     if (chunk.usage) message.usage = mapUsage(chunk.usage, this.prices);
+    else if (chunk.x_groq?.usage) message.usage = mapUsage(chunk.x_groq.usage, this.prices);
     const choice = chunk.choices?.[0];
     if (!choice) return;
     if (choice.usage) message.usage = mapUsage(choice.usage, this.prices);
     const delta = choice.delta;
     if (delta) {
+      let reasoned = false;
       for (const field of REASONING_FIELDS) {
         const reasoning = delta[field];
         if (typeof reasoning === "string" && reasoning !== "") {
           this.appendThinking(reasoning, field);
+          reasoned = true;
           break;
         }
       }
-      if (typeof delta.content === "string" && delta.content !== "") this.appendText(delta.content);
+      // OpenRouter sends `reasoning` and the same text in `reasoning_details`: read the details only alone.
+      if (!reasoned && Array.isArray(delta.reasoning_details))
+        this.applyReasoningDetails(delta.reasoning_details);
+      const content = delta.content;
+      if (typeof content === "string") {
+        if (content !== "") this.appendContent(content);
+      } else if (Array.isArray(content)) {
+        this.applyContentParts(content);
+      }
       if (typeof delta.refusal === "string" && delta.refusal !== "") this.appendText(delta.refusal);
       if (delta.tool_calls) {
         for (const call of delta.tool_calls) this.applyToolDelta(call);
@@ -145,7 +203,45 @@ export class ChatChunkAccumulator {
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
   }
 
+  private appendContent(text: string): void {
+    if (this.splitter) this.splitter.push(text);
+    else this.appendText(text);
+  }
+
+  private applyContentParts(parts: ChatContentPart[]): void {
+    for (const part of parts) {
+      if (!part || typeof part !== "object") continue;
+      if (part.type === "text" && typeof part.text === "string" && part.text !== "") {
+        this.appendContent(part.text);
+      } else if (part.type === "thinking") {
+        const thinking = part.thinking;
+        if (typeof thinking === "string") {
+          if (thinking !== "") this.appendThinking(thinking, "thinking");
+        } else if (Array.isArray(thinking)) {
+          for (const inner of thinking) {
+            const text = inner?.text;
+            if (typeof text === "string" && text !== "") this.appendThinking(text, "thinking");
+          }
+        }
+      }
+    }
+  }
+
+  private applyReasoningDetails(details: ChatReasoningDetail[]): void {
+    for (const detail of details) {
+      if (!detail || typeof detail !== "object") continue;
+      const text =
+        detail.type === "reasoning.summary"
+          ? detail.summary
+          : detail.type === "reasoning.text"
+            ? detail.text
+            : undefined;
+      if (typeof text === "string" && text !== "") this.appendThinking(text, "reasoning_details");
+    }
+  }
+
   private appendText(delta: string): void {
+    this.outputChars += delta.length;
     const content = this.message.content;
     let contentIndex = content.length - 1;
     const last = content[contentIndex];
@@ -159,7 +255,11 @@ export class ChatChunkAccumulator {
     this.push({ type: "text_delta", contentIndex, delta, partial: this.message });
   }
 
-  private appendThinking(delta: string, field: ReasoningField): void {
+  private appendThinking(
+    delta: string,
+    field: ReasoningField | "thinking" | "think_tag" | "reasoning_details",
+  ): void {
+    this.outputChars += delta.length;
     const content = this.message.content;
     let contentIndex = content.length - 1;
     const last = content[contentIndex];
@@ -173,36 +273,53 @@ export class ChatChunkAccumulator {
     this.push({ type: "thinking_delta", contentIndex, delta, partial: this.message });
   }
 
-  /** Finds the slot a fragment belongs to: by `index`; without one, by id, else the latest call. */
-  private slotIndex(call: ChatToolCallDelta): number {
-    if (typeof call.index === "number") return call.index;
-    if (call.id) {
-      for (const [index, slot] of this.toolSlots) if (slot.block.id === call.id) return index;
-      let next = 0;
-      for (const index of this.toolSlots.keys()) next = Math.max(next, index + 1);
-      return next;
+  /**
+   * The call a fragment belongs to, or `undefined` for a new call. By `index`, unless the fragment
+   * brings a different id (Ollama ≥ 0.20, vLLM and SGLang send parallel calls all with `index: 0`,
+   * https://github.com/ollama/ollama/issues/15457) or, without ids, a second name after complete
+   * arguments. Without an index: by id, else the latest call.
+   */
+  private slotFor(call: ChatToolCallDelta): ToolSlot | undefined {
+    const id = call.id || undefined;
+    if (typeof call.index === "number") {
+      const slot = this.byIndex.get(call.index);
+      if (!slot) return undefined;
+      if (id !== undefined && slot.serverId !== undefined && id !== slot.serverId) return undefined;
+      const name = call.function?.name;
+      if (
+        id === undefined &&
+        name &&
+        slot.block.name !== "" &&
+        slot.serverId === undefined &&
+        isComplete(slot)
+      ) {
+        return undefined;
+      }
+      return slot;
     }
-    return Math.max(0, this.lastToolIndex);
+    if (id !== undefined) return this.slots.find((slot) => slot.serverId === id);
+    return this.lastSlot;
   }
 
   private applyToolDelta(call: ChatToolCallDelta): void {
-    const index = this.slotIndex(call);
-    this.lastToolIndex = index;
     const fn = call.function;
-    let slot = this.toolSlots.get(index);
+    let slot = this.slotFor(call);
     if (!slot) {
-      slot = this.openToolCall(index, call.id ?? undefined, fn?.name ?? "");
+      slot = this.openToolCall(call.id || undefined, fn?.name ?? "");
     } else {
-      if (call.id && slot.generatedId && !this.idTaken(call.id)) {
-        slot.block.id = call.id;
-        slot.generatedId = false;
+      if (call.id && slot.serverId === undefined) {
+        slot.serverId = call.id;
+        if (!this.idTaken(call.id)) slot.block.id = call.id;
       }
       if (fn?.name && slot.block.name === "") slot.block.name = fn.name;
     }
+    if (typeof call.index === "number") this.byIndex.set(call.index, slot);
+    this.lastSlot = slot;
     const raw = fn?.arguments;
     const fragment = typeof raw === "string" ? raw : raw == null ? "" : JSON.stringify(raw);
     if (fragment === "") return;
     slot.buffer += fragment;
+    this.outputChars += fragment.length;
     this.push({
       type: "toolcall_delta",
       contentIndex: slot.contentIndex,
@@ -212,20 +329,27 @@ export class ChatChunkAccumulator {
   }
 
   private idTaken(id: string): boolean {
-    for (const slot of this.toolSlots.values()) if (slot.block.id === id) return true;
+    for (const slot of this.slots) if (slot.block.id === id) return true;
     return false;
   }
 
-  private openToolCall(index: number, id: string | undefined, name: string): ToolSlot {
-    const usable = id !== undefined && id !== "" && !this.idTaken(id);
+  private openToolCall(id: string | undefined, name: string): ToolSlot {
+    const position = this.slots.length;
     const block: ToolCall = {
       type: "toolCall",
-      id: usable ? id : id ? `${id}_${index}` : `${this.idPrefix}_${index}`,
+      id: id === undefined ? `${this.idPrefix}_${position}` : this.idTaken(id) ? `${id}_${position}` : id,
       name,
       arguments: {},
     };
     const contentIndex = this.message.content.push(block) - 1;
-    const slot: ToolSlot = { block, contentIndex, buffer: "", parsedLength: 0, parsed: {}, generatedId: !id };
+    const slot: ToolSlot = {
+      block,
+      serverId: id,
+      contentIndex,
+      buffer: "",
+      parsedLength: 0,
+      parsed: {},
+    };
     Object.defineProperty(block, "arguments", {
       enumerable: true,
       configurable: true,
@@ -238,14 +362,15 @@ export class ChatChunkAccumulator {
       },
       set: (value: Record<string, unknown>) => settle(block, value),
     });
-    this.toolSlots.set(index, slot);
+    this.slots.push(slot);
     this.push({ type: "toolcall_start", contentIndex, partial: this.message });
     return slot;
   }
 
   /** Replaces every streaming `arguments` accessor with the object parsed from the complete buffer. */
   private settleToolCalls(): void {
-    for (const slot of this.toolSlots.values()) settle(slot.block, parseStreamingJson(slot.buffer));
+    this.splitter?.flush();
+    for (const slot of this.slots) settle(slot.block, parseStreamingJson(slot.buffer));
   }
 
   /**
@@ -273,10 +398,22 @@ export class ChatChunkAccumulator {
       return message;
     }
     // Some servers say `stop` while returning tool calls; the calls are what matters.
-    if (reason === "stop" && this.toolSlots.size > 0) reason = "toolUse";
+    if (reason === "stop" && this.slots.length > 0) reason = "toolUse";
     message.stopReason = reason;
     this.push({ type: "done", reason, message });
     return message;
+  }
+
+  /**
+   * Ends an answer stopped at `limit` characters: a note saying so is appended as text (the user and the
+   * model both read it), then `*_end` events and `done` with `stopReason: "length"` (the loop refuses
+   * tool calls of a cut answer).
+   */
+  cutOff(limit: number): AssistantMessage {
+    this.splitter?.flush();
+    this.appendText(`\n\n${cutNote(limit)}`);
+    this.finishReason = "length";
+    return this.finish();
   }
 
   /** Ends the stream with a failure: partial content is kept (arguments settled), no `*_end` events. */
@@ -287,6 +424,23 @@ export class ChatChunkAccumulator {
     message.errorMessage = errorMessage;
     this.push({ type: "error", reason, error: message });
     return message;
+  }
+}
+
+/** The note that ends an answer cut at `limit` characters. */
+export function cutNote(limit: number): string {
+  return `_(The answer was cut off here: it reached the limit of ${limit.toLocaleString("en-US")} characters.)_`;
+}
+
+/** True when the call's arguments so far are one complete JSON object. */
+function isComplete(slot: ToolSlot): boolean {
+  const text = slot.buffer.trim();
+  if (!text.startsWith("{") || !text.endsWith("}")) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -8,18 +8,15 @@ import {
   type StreamOptions,
   type ThinkingLevel,
 } from "../agent/index.js";
-import { createNodeHttpFetch } from "./node-http-fetch.js";
-import { type ChatChunk, ChatChunkAccumulator } from "./openai-chunks.js";
+import { createHttpFetch } from "./http-fetch.js";
+import { ChatChunkAccumulator, type ChatChunkAccumulatorOptions } from "./openai-chunks.js";
 import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./openai-client-pool.js";
 import { convertToOpenAIMessages, type OpenAIMessageOptions } from "./openai-messages.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./openai-model.js";
+import { type ContextExceededInfo, readChatResponse } from "./openai-response.js";
 import { toolsToOpenAI } from "./openai-tools.js";
-import {
-  ABORTED_MESSAGE,
-  describeProviderFailure,
-  type FailureContext,
-  StreamIdleTimeoutError,
-} from "./provider-errors.js";
+import { ABORTED_MESSAGE, describeProviderFailure, type FailureContext } from "./provider-errors.js";
+import { RequestSignal } from "./request-signal.js";
 import type { ModelPrices } from "./usage.js";
 
 /** Reasoning levels as the loop names them (`"off"` is never passed). */
@@ -35,14 +32,33 @@ export interface OpenAIProviderOptions extends OpenAIMessageOptions {
   headers?: Record<string, string>;
   /** SDK retries for connection errors, 408/409/429 and 5xx (honouring `retry-after`). Default 2. */
   maxRetries?: number;
-  /** Time allowed until response headers arrive, per attempt. Default 120 000 ms. */
+  /** Header timeout: time allowed until response headers arrive, per attempt. Default 120 000 ms. */
   timeoutMs?: number;
-  /** Abandon a stream that sends nothing for this long after it started. Default: no limit. */
+  /**
+   * Idle timeout: abandon a stream when no bytes at all (SSE keep-alive comments count) arrived for this
+   * long after the headers. Default 120 000 ms; `0` turns it off.
+   */
   idleTimeoutMs?: number;
+  /**
+   * Stop reading an answer once its text, thinking and tool arguments reach this many characters: the
+   * message ends with `stopReason: "length"` and a note saying it was cut. Default 200 000.
+   */
+  maxOutputChars?: number;
+  /** Inline `<think>…</think>` at the start of `content`: thinking (default) or kept as `"text"`. */
+  thinkTags?: ChatChunkAccumulatorOptions["thinkTags"];
+  /**
+   * Called once per request when the server refused it as longer than its context window, before any
+   * answer streamed. Return a smaller context to retry once with it, or `undefined` to fail. May throw
+   * (treated as `undefined`).
+   */
+  onContextExceeded?: (info: ContextExceededInfo) => LlmContext | undefined | Promise<LlmContext | undefined>;
   /** Sampling temperature. Default: not sent. */
   temperature?: number;
-  /** Output token limit. Default: not sent. */
-  maxTokens?: number;
+  /**
+   * Output token limit. Default {@link defaultMaxTokens} of the model (a quarter of its context window, at
+   * most its `maxTokens`), so an endless answer stops; `null` sends no limit.
+   */
+  maxTokens?: number | null;
   /** Body field for `maxTokens`. Default `max_completion_tokens` on api.openai.com, else `max_tokens`. */
   maxTokensField?: "max_completion_tokens" | "max_tokens";
   /** Default reasoning effort, sent as `reasoning_effort` unless the model has `reasoning: false`. */
@@ -54,9 +70,8 @@ export interface OpenAIProviderOptions extends OpenAIMessageOptions {
   /** Extra body fields for provider-specific parameters (e.g. `{ top_k: 40 }`); the adapter's own fields win. */
   extraBody?: Record<string, unknown>;
   /**
-   * The SDK's `fetch`. Default: a {@link createNodeHttpFetch} with keep-alive agents, owned by this
-   * stream function (about half the CPU per request of Node's global `fetch`; see `npm run bench:llm`).
-   * Pass `globalThis.fetch` (or an undici-based fetch) for proxies or other dispatchers.
+   * The SDK's `fetch`. Default: a {@link createHttpFetch} (undici with a keep-alive `Agent`), owned by
+   * this stream function. Pass `createHttpFetch({ dispatcher: new ProxyAgent(…) })` for a proxy.
    */
   fetch?: OpenAIFetch;
   /** `OpenAI-Organization` / `OpenAI-Project` headers. Default: none. */
@@ -66,8 +81,21 @@ export interface OpenAIProviderOptions extends OpenAIMessageOptions {
   apiKeyHint?: string;
 }
 
-/** The default request timeout (until headers), per attempt. */
+/** The default header timeout (until response headers arrive), per attempt. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
+/** The default idle timeout of a started stream. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+/** The default cap on an answer's characters. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 200_000;
+
+/**
+ * The output limit sent when none is configured: a quarter of the model's context window, at least 256
+ * and at most the model's `maxTokens`. The context manager reserves the same amount (so prompt + limit
+ * fit servers such as vLLM that refuse a request whose sum exceeds the window).
+ */
+export function defaultMaxTokens(model: Pick<Model, "contextWindow" | "maxTokens">): number {
+  return Math.max(256, Math.min(model.maxTokens, Math.floor(model.contextWindow / 4)));
+}
 /** The default number of SDK retries. */
 export const DEFAULT_MAX_RETRIES = 2;
 
@@ -109,7 +137,8 @@ export function buildChatRequest(
   if (context.tools && context.tools.length > 0) body.tools = toolsToOpenAI(context.tools);
   const temperature = request.temperature ?? provider.temperature;
   if (temperature !== undefined) body.temperature = temperature;
-  const maxTokens = request.maxTokens ?? provider.maxTokens;
+  const configured = request.maxTokens ?? provider.maxTokens;
+  const maxTokens = configured === null ? undefined : (configured ?? defaultMaxTokens(model));
   if (maxTokens !== undefined) {
     const field =
       provider.maxTokensField ??
@@ -133,7 +162,7 @@ export function buildChatRequest(
 export function createOpenAIStreamFn(provider: OpenAIProviderOptions = {}): StreamFn {
   const poolOptions: ConstructorParameters<typeof OpenAIClientPool>[0] = {};
   if (provider.headers) poolOptions.defaultHeaders = provider.headers;
-  poolOptions.fetch = provider.fetch ?? createNodeHttpFetch();
+  poolOptions.fetch = provider.fetch ?? createHttpFetch();
   if (provider.organization) poolOptions.organization = provider.organization;
   if (provider.project) poolOptions.project = provider.project;
   const pool = new OpenAIClientPool(poolOptions);
@@ -152,50 +181,6 @@ export function createOpenAIStreamFn(provider: OpenAIProviderOptions = {}): Stre
   };
 }
 
-/** Aborts the SDK request when the caller aborts or the stream goes quiet for `idleMs`. */
-class RequestSignal {
-  readonly signal: AbortSignal | undefined;
-  idleFired = false;
-  private readonly controller: AbortController | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly forward: (() => void) | undefined;
-
-  constructor(
-    private readonly caller: AbortSignal | undefined,
-    private readonly idleMs: number | undefined,
-  ) {
-    if (idleMs === undefined) {
-      this.signal = caller;
-      return;
-    }
-    const controller = new AbortController();
-    this.controller = controller;
-    this.signal = controller.signal;
-    if (caller) {
-      this.forward = () => controller.abort(caller.reason);
-      caller.addEventListener("abort", this.forward, { once: true });
-    }
-  }
-
-  /** Starts or restarts the idle timer (call on every chunk). */
-  touch(): void {
-    if (this.idleMs === undefined) return;
-    if (this.timer) {
-      this.timer.refresh();
-      return;
-    }
-    this.timer = setTimeout(() => {
-      this.idleFired = true;
-      this.controller?.abort();
-    }, this.idleMs);
-  }
-
-  dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
-    if (this.forward) this.caller?.removeEventListener("abort", this.forward);
-  }
-}
-
 async function streamChat(
   pool: OpenAIClientPool,
   provider: OpenAIProviderOptions,
@@ -204,14 +189,14 @@ async function streamChat(
   options: StreamOptions,
   stream: AssistantMessageEventStream,
 ): Promise<void> {
-  const accumulator = new ChatChunkAccumulator(
-    model,
-    (event) => stream.push(event),
-    resolvePrices(provider, model),
-  );
+  const accumulator = new ChatChunkAccumulator(model, (event) => stream.push(event), {
+    prices: resolvePrices(provider, model),
+    thinkTags: provider.thinkTags,
+  });
   const baseURL = model.baseUrl ?? provider.baseURL ?? DEFAULT_OPENAI_BASE_URL;
   const apiKey = options.apiKey || provider.apiKey;
   const timeoutMs = requestTimeout(provider, options);
+  const idleMs = provider.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const failure: FailureContext = {
     baseURL,
     model: model.id,
@@ -220,42 +205,68 @@ async function streamChat(
     streamStarted: false,
     apiKeyHint: provider.apiKeyHint,
   };
-  const request = new RequestSignal(options.signal, provider.idleTimeoutMs);
-  try {
-    if (options.signal?.aborted) {
-      accumulator.fail("aborted", ABORTED_MESSAGE);
-      return;
-    }
-    let body: ChatCompletionCreateParamsStreaming;
+  if (options.signal?.aborted) {
+    accumulator.fail("aborted", ABORTED_MESSAGE);
+    return;
+  }
+  let current = context;
+  for (let attempt = 0; ; attempt++) {
+    const request = new RequestSignal(options.signal, idleMs > 0 ? idleMs : undefined);
     try {
-      body = buildChatRequest(model, context, options, provider, baseURL);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      accumulator.fail("error", `Could not build the model request: ${reason}`);
-      return;
-    }
-    const chunks = await pool
-      .get(baseURL)
-      .chat.completions.create(body, sdkRequestOptions(provider, model, options, apiKey, request.signal));
-    failure.streamStarted = true;
-    accumulator.start();
-    request.touch();
-    for await (const chunk of chunks) {
+      let body: ChatCompletionCreateParamsStreaming;
+      try {
+        body = buildChatRequest(model, current, options, provider, baseURL);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        accumulator.fail("error", `Could not build the model request: ${reason}`);
+        return;
+      }
+      const response = await pool
+        .get(baseURL)
+        .chat.completions.create(body, sdkRequestOptions(provider, model, options, apiKey, request.signal))
+        .asResponse();
+      failure.streamStarted = true;
+      accumulator.start();
       request.touch();
-      accumulator.add(chunk as ChatChunk);
-    }
-    if (options.signal?.aborted) accumulator.fail("aborted", ABORTED_MESSAGE);
-    else if (request.idleFired) idleFailure(accumulator, provider.idleTimeoutMs ?? 0, failure);
-    else accumulator.finish();
-  } catch (err) {
-    if (options.signal?.aborted) accumulator.fail("aborted", ABORTED_MESSAGE);
-    else if (request.idleFired) idleFailure(accumulator, provider.idleTimeoutMs ?? 0, failure);
-    else {
+      await readChatResponse(response, accumulator, request, {
+        maxOutputChars: provider.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+        callerSignal: options.signal,
+        failure,
+      });
+      return;
+    } catch (err) {
+      if (options.signal?.aborted) {
+        accumulator.fail("aborted", ABORTED_MESSAGE);
+        return;
+      }
+      if (request.idleFired) {
+        accumulator.fail("error", request.idleMessage(failure));
+        return;
+      }
       const described = describeProviderFailure(err, failure);
+      if (described.kind === "context-exceeded" && attempt === 0 && provider.onContextExceeded) {
+        const smaller = await smallerContext(provider, { model, context: current, failure: described });
+        if (smaller) {
+          current = smaller;
+          continue;
+        }
+      }
       accumulator.fail(described.kind === "aborted" ? "aborted" : "error", described.message);
+      return;
+    } finally {
+      request.dispose();
     }
-  } finally {
-    request.dispose();
+  }
+}
+
+async function smallerContext(
+  provider: OpenAIProviderOptions,
+  info: ContextExceededInfo,
+): Promise<LlmContext | undefined> {
+  try {
+    return (await provider.onContextExceeded?.(info)) ?? undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -278,8 +289,4 @@ function sdkRequestOptions(
     headers: { ...model.headers, ...options.headers, ...authHeaders(apiKey) },
     ...(signal ? { signal } : {}),
   };
-}
-
-function idleFailure(accumulator: ChatChunkAccumulator, idleMs: number, failure: FailureContext): void {
-  accumulator.fail("error", describeProviderFailure(new StreamIdleTimeoutError(idleMs), failure).message);
 }

@@ -1,5 +1,5 @@
 import { APIError } from "openai";
-import { createNodeHttpFetch } from "./node-http-fetch.js";
+import { createHttpFetch } from "./http-fetch.js";
 import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./openai-client-pool.js";
 import { describeProviderFailure, displayBaseURL, type ProviderFailure } from "./provider-errors.js";
 
@@ -13,7 +13,7 @@ export interface ProbeOptions {
   headers?: Record<string, string>;
   /** Per request. Default 10 000 ms. */
   timeoutMs?: number;
-  /** Default: a private {@link createNodeHttpFetch}, closed when the probe ends. */
+  /** Default: a private {@link createHttpFetch}, closed when the probe ends. */
   fetch?: OpenAIFetch;
   /** Where users configure the key, quoted in the 401 verdict. Default `OPENAI_API_KEY`. */
   apiKeyHint?: string;
@@ -32,7 +32,7 @@ const LISTED_IN_VERDICT = 8;
  * request decides. No retries. Never throws; the verdict is one human sentence.
  */
 export async function probeModelEndpoint(options: ProbeOptions): Promise<ProbeResult> {
-  const ownFetch = options.fetch ? undefined : createNodeHttpFetch();
+  const ownFetch = options.fetch ? undefined : createHttpFetch();
   try {
     return await probe(options, new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as OpenAIFetch) }));
   } finally {

@@ -9,6 +9,7 @@ export type ProviderFailureKind =
   | "rate-limited"
   | "quota"
   | "bad-request"
+  | "context-exceeded"
   | "server"
   | "unreachable"
   | "timeout"
@@ -27,6 +28,10 @@ export interface ProviderFailure {
   message: string;
   /** From `retry-after-ms` / `retry-after`, when the server sent one. */
   retryAfterMs?: number;
+  /** `context-exceeded`: the server's context window in tokens, when it said. */
+  contextWindow?: number;
+  /** `context-exceeded`: the prompt's size in tokens as the server counted it, when it said. */
+  promptTokens?: number;
 }
 
 /** What {@link describeProviderFailure} needs to word a failure. */
@@ -35,7 +40,7 @@ export interface FailureContext {
   model: string;
   /** Scrubbed from any provider text quoted in the message. */
   apiKey?: string | undefined;
-  /** The request timeout, quoted in timeout messages. */
+  /** The header timeout, quoted in timeout messages. */
   timeoutMs?: number | undefined;
   /** True once response headers arrived: a transport failure after that cut the stream. */
   streamStarted: boolean;
@@ -47,6 +52,8 @@ export interface FailureContext {
 export const ABORTED_MESSAGE = "Request was aborted";
 /** The text of a stream that ended by transport failure after it started. */
 export const CUT_OFF_MESSAGE = "The model stream was cut off before it finished.";
+/** The text of a stream that ended cleanly but without `finish_reason` and without `[DONE]`. */
+export const STREAM_CLOSED_MESSAGE = "The model server closed the stream before the answer was complete.";
 
 /** Thrown internally when no chunk arrived for `idleTimeoutMs`; described as `idle-timeout`. */
 export class StreamIdleTimeoutError extends Error {
@@ -92,6 +99,16 @@ export function retryAfterMs(headers: Headers | undefined): number | undefined {
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(raw);
   return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/**
+ * A configured limit exactly as set: `500 ms`, `1.5 s`, `120 s`, `10 min` (whole minutes from 2 min).
+ * Never rounds, so "1.5 s" is not reported as "2s".
+ */
+export function formatLimit(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms >= 120_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Number((ms / 1000).toFixed(3))} s`;
 }
 
 function formatDelay(ms: number): string {
@@ -148,8 +165,70 @@ function unreachable(err: unknown, where: string, ctx: FailureContext): Provider
   return { kind: "unreachable", message: `Could not reach the model server at ${where} (${text}).` };
 }
 
+/**
+ * Context-exceeded errors as servers word them: llama.cpp `exceed_context_size_error` with `n_ctx` and
+ * `n_prompt_tokens` (https://github.com/ggml-org/llama.cpp/pull/15780, sent as 400 or, in older builds,
+ * 500); OpenAI, Groq and DeepSeek `context_length_exceeded` / "This model's maximum context length is N
+ * tokens"; vLLM's same sentence with "However, you requested M tokens"
+ * (https://huggingface.co/lmsys/vicuna-13b-v1.5-16k/discussions/8); Mistral "too large for model with N
+ * maximum context length"; LM Studio "greater than the context length"; Anthropic-style "prompt is too long".
+ */
+function contextExceeded(err: APIError): ProviderFailure | undefined {
+  const body = (err.error ?? {}) as Record<string, unknown>;
+  const nested = (typeof body.error === "object" && body.error !== null ? body.error : body) as Record<
+    string,
+    unknown
+  >;
+  const text = [nested.message, body.message, err.message].filter((v) => typeof v === "string").join(" ");
+  const tagged =
+    nested.type === "exceed_context_size_error" ||
+    nested.code === "context_length_exceeded" ||
+    nested.type === "context_length_exceeded";
+  const worded =
+    /maximum context length|context length exceeded|exceeds? (the )?(available )?context (size|length|window)|too large for model with \d+ maximum context length|greater than the context length|prompt is too long|context window exceeded/i.test(
+      text,
+    );
+  if (!tagged && !worded) return undefined;
+  const failure: ProviderFailure = {
+    kind: "context-exceeded",
+    message: "The conversation is too long for the model's context window.",
+  };
+  if (typeof err.status === "number") failure.status = err.status;
+  const windowTokens =
+    numberField(nested.n_ctx) ??
+    firstNumber(text, /maximum context length is (\d+)/i) ??
+    firstNumber(text, /model with (\d+) maximum context length/i) ??
+    firstNumber(text, /context (?:length|size|window) (?:is |of )?\(?(\d+)/i);
+  const prompt =
+    numberField(nested.n_prompt_tokens) ??
+    firstNumber(text, /\((\d+) in the messages/i) ??
+    firstNumber(text, /resulted in (\d+) tokens/i) ??
+    firstNumber(text, /(?:requested|contains) (\d+) tokens/i);
+  if (windowTokens !== undefined) failure.contextWindow = windowTokens;
+  if (prompt !== undefined) failure.promptTokens = prompt;
+  if (windowTokens !== undefined) {
+    failure.message = `The conversation is too long for the model's context window (${windowTokens} tokens${
+      prompt !== undefined ? `; the request had ${prompt}` : ""
+    }).`;
+  }
+  return failure;
+}
+
+function numberField(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+function firstNumber(text: string, pattern: RegExp): number | undefined {
+  const match = pattern.exec(text);
+  return match?.[1] ? numberField(Number(match[1])) : undefined;
+}
+
 function describeHttp(err: APIError & { status: number }, ctx: FailureContext): ProviderFailure {
   const { status } = err;
+  if (status === 400 || status === 413 || status === 422 || status === 500) {
+    const exceeded = contextExceeded(err);
+    if (exceeded) return exceeded;
+  }
   const where = displayBaseURL(ctx.baseURL);
   const rawDetail = providerDetail(err);
   const detail = rawDetail ? scrub(rawDetail, ctx.apiKey) : undefined;
@@ -214,16 +293,18 @@ export function describeProviderFailure(err: unknown, ctx: FailureContext): Prov
   if (err instanceof StreamIdleTimeoutError) {
     return {
       kind: "idle-timeout",
-      message: `The model server stopped sending data for ${formatDelay(err.idleMs)}; the answer was abandoned.`,
+      message: `No data from the model server at ${where} for ${formatLimit(err.idleMs)}; the answer was abandoned.`,
     };
   }
   if (err instanceof APIConnectionTimeoutError) {
-    const limit = ctx.timeoutMs ? ` within ${formatDelay(ctx.timeoutMs)}` : "";
+    const limit = ctx.timeoutMs ? ` within ${formatLimit(ctx.timeoutMs)}` : "";
     return { kind: "timeout", message: `The model server at ${where} did not answer${limit} (timeout).` };
   }
   if (err instanceof APIConnectionError) return unreachable(err, where, ctx);
   if (err instanceof APIError) {
     if (typeof err.status === "number") return describeHttp(err as APIError & { status: number }, ctx);
+    const exceeded = contextExceeded(err);
+    if (exceeded) return exceeded;
     const detail = providerDetail(err);
     return {
       kind: "stream-error",

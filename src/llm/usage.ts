@@ -11,6 +11,8 @@ export interface ChatUsagePayload {
   prompt_tokens_details?: { cached_tokens?: number | null } | null;
   /** DeepSeek's name for cached prompt tokens. */
   prompt_cache_hit_tokens?: number | null;
+  /** Reasoning tokens: part of `completion_tokens` on OpenAI, in addition to it on xAI. */
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
 export { emptyUsage };
@@ -22,7 +24,10 @@ function count(value: number | null | undefined): number {
 /**
  * Maps a chat-completions usage payload onto {@link Usage}. `input` excludes cached prompt tokens, which
  * are reported as `cacheRead` (so input + cacheRead = prompt tokens); `totalTokens` is the server's total
- * when given. With `prices`, the cost fields are filled in (prices are per million tokens).
+ * when given. `output` is what the provider bills as output: OpenAI counts reasoning tokens inside
+ * `completion_tokens`, xAI reports them beside it (its `total_tokens` = prompt + completion + reasoning,
+ * https://docs.x.ai/docs/key-information/consumption-and-rate-limits), so reasoning tokens are added when
+ * the total says they were left out. With `prices`, the cost fields are filled in (per million tokens).
  */
 export function mapUsage(payload: ChatUsagePayload, prices?: ModelPrices): Usage {
   const prompt = count(payload.prompt_tokens);
@@ -30,12 +35,16 @@ export function mapUsage(payload: ChatUsagePayload, prices?: ModelPrices): Usage
     prompt,
     count(payload.prompt_tokens_details?.cached_tokens ?? payload.prompt_cache_hit_tokens),
   );
-  const output = count(payload.completion_tokens);
+  const completion = count(payload.completion_tokens);
+  const reasoning = count(payload.completion_tokens_details?.reasoning_tokens);
+  const total = count(payload.total_tokens);
+  const reasoningOutside = reasoning > 0 && total > 0 && total >= prompt + completion + reasoning;
+  const output = reasoningOutside ? completion + reasoning : completion;
   const usage = emptyUsage();
   usage.input = prompt - cached;
   usage.output = output;
   usage.cacheRead = cached;
-  usage.totalTokens = count(payload.total_tokens) || prompt + output;
+  usage.totalTokens = total || prompt + output;
   if (prices) applyPrices(usage, prices);
   return usage;
 }

@@ -8,8 +8,11 @@ import {
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 
-/** A chunk object (serialized as one SSE `data:` event) or a raw string written as-is. */
-export type FakeChunk = Record<string, unknown> | { raw: string };
+/**
+ * A chunk object (serialized as one SSE `data:` event), a raw string written as-is (SSE comments such as
+ * OpenRouter's `: OPENROUTER PROCESSING`, malformed events), or a pause before the next item (a stall).
+ */
+export type FakeChunk = Record<string, unknown> | { raw: string } | { waitMs: number };
 
 /** One scripted answer of the fake server. */
 export type FakeReply =
@@ -204,7 +207,11 @@ function ssePayloads(list: FakeChunk[]): string[] {
   let payloads = payloadCache.get(list);
   if (!payloads) {
     payloads = list.map((item) =>
-      "raw" in item && typeof item.raw === "string" ? item.raw : `data: ${JSON.stringify(item)}\n\n`,
+      "raw" in item && typeof item.raw === "string"
+        ? item.raw
+        : "waitMs" in item
+          ? ""
+          : `data: ${JSON.stringify(item)}\n\n`,
     );
     payloadCache.set(list, payloads);
   }
@@ -221,6 +228,17 @@ export class FakeOpenAIServer {
   readonly requests: ReceivedRequest[] = [];
   /** Served by `GET /models`. */
   models: string[] = ["fake-model"];
+  /**
+   * Extra fields of every `GET /models` entry, as servers that report the context window add them:
+   * llama.cpp `{ meta: { n_ctx, n_ctx_train } }`, vLLM `{ max_model_len }`.
+   */
+  modelFields: Record<string, unknown> = {};
+  /**
+   * Close the connection right after each streamed response while its headers say `Connection:
+   * keep-alive`, as llama.cpp's `llama-server` (cpp-httplib) does
+   * (https://github.com/takeshy/obsidian-local-llm-hub/issues/32).
+   */
+  closeAfterStream = false;
   /** Replaces the `GET /models` answer. */
   modelsReply: FakeReply | undefined;
   /** Default pause before each streamed chunk (ms). */
@@ -327,7 +345,13 @@ export class FakeOpenAIServer {
           kind: "json",
           body: {
             object: "list",
-            data: this.models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" })),
+            data: this.models.map((id) => ({
+              id,
+              object: "model",
+              created: 0,
+              owned_by: "fake",
+              ...this.modelFields,
+            })),
           },
         }
       );
@@ -388,12 +412,18 @@ export class FakeOpenAIServer {
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
+      ...(this.closeAfterStream ? { connection: "keep-alive", "keep-alive": "timeout=5, max=100" } : {}),
       ...reply.headers,
     });
     res.flushHeaders();
     const payloads = ssePayloads(reply.chunks);
     const delay = reply.delayMs ?? this.chunkDelayMs;
-    for (const payload of payloads) {
+    for (const [index, payload] of payloads.entries()) {
+      const item = reply.chunks[index];
+      if (item && "waitMs" in item && typeof item.waitMs === "number") {
+        await this.sleep(item.waitMs);
+        continue;
+      }
       if (reply.dropAfter !== undefined && request.chunksWritten >= reply.dropAfter) {
         markDropped();
         cut(res);
@@ -415,6 +445,7 @@ export class FakeOpenAIServer {
     }
     if (reply.done !== false) res.write("data: [DONE]\n\n");
     res.end();
+    if (this.closeAfterStream) res.socket?.end();
   }
 
   private sleep(ms: number): Promise<void> {

@@ -267,7 +267,7 @@ describe("every provider failure reaches the Agent transcript as a readable mess
     [
       "timeout",
       () => server.enqueue({ kind: "hang" }),
-      (url) => `The model server at ${url} did not answer within 300ms (timeout).`,
+      (url) => `The model server at ${url} did not answer within 300 ms (timeout).`,
     ],
     [
       "stream cut mid-way",

@@ -17,7 +17,7 @@ const longText = textReply("x".repeat(400), { pieceSize: 1 });
 
 /** The failure behaviour must not depend on the HTTP client under the SDK. */
 const fetchImplementations: [string, OpenAIFetch | undefined][] = [
-  ["default node:http fetch", undefined],
+  ["default fetch (undici Agent)", undefined],
   ["global fetch", globalThis.fetch],
 ];
 
@@ -98,11 +98,11 @@ describe.each(fetchImplementations)("openai stream function failures (%s)", (_na
     server.enqueue({
       kind: "error",
       status: 400,
-      message: "This model's maximum context length is 8192 tokens.",
+      message: "The 'temperature' parameter must be between 0 and 2.",
     });
     const { message } = await request(server, { provider: provider() });
     expect(message.errorMessage).toBe(
-      "The model provider rejected the request (400): This model's maximum context length is 8192 tokens.",
+      "The model provider rejected the request (400): The 'temperature' parameter must be between 0 and 2.",
     );
   });
 
@@ -152,7 +152,7 @@ describe.each(fetchImplementations)("openai stream function failures (%s)", (_na
     const { message } = await request(server, { provider: provider({ timeoutMs: 150 }) });
     expect(message.stopReason).toBe("error");
     expect(message.errorMessage).toBe(
-      `The model server at ${server.baseURL} did not answer within 150ms (timeout).`,
+      `The model server at ${server.baseURL} did not answer within 150 ms (timeout).`,
     );
     await expect(server.requests[0]?.outcome).resolves.toBe("client-disconnected");
   });
@@ -271,7 +271,7 @@ describe.each(fetchImplementations)("openai stream function failures (%s)", (_na
     const { message } = await request(server, { provider: provider({ idleTimeoutMs: 300 }) });
     expect(message.stopReason).toBe("error");
     expect(message.errorMessage).toBe(
-      "The model server stopped sending data for 300ms; the answer was abandoned.",
+      `No data from the model server at ${server.baseURL} for 300 ms; the answer was abandoned.`,
     );
     expect(message.content).toEqual([{ type: "text", text: "Hi" }]);
     await expect(server.requests[0]?.outcome).resolves.toBe("client-disconnected");

@@ -28,6 +28,8 @@ describe("openai stream function: tool calls", () => {
         { fragmentSize: 3, interleave: true },
       ),
     );
+    // One chunk per network read, as a model generating tokens sends them: the consumer runs between.
+    server.chunkDelayMs = 2;
     const streamFn = createOpenAIStreamFn({ maxRetries: 0 });
     const stream = await streamFn(fakeModel(server), { systemPrompt: "", messages: [user("go")] }, {});
     const buffers = new Map<number, string>();
@@ -75,6 +77,8 @@ describe("openai stream function: tool calls", () => {
         chunks.toolCall(0, { arguments: "2}" }),
         chunks.finish("tool_calls"),
       ],
+      // One chunk per network read, as a model generating tokens sends them: the consumer runs between.
+      delayMs: 20,
     });
     const streamFn = createOpenAIStreamFn({ maxRetries: 0 });
     const stream = await streamFn(fakeModel(server), { systemPrompt: "", messages: [user("go")] }, {});
