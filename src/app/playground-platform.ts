@@ -22,6 +22,7 @@ export function playgroundPlatform({ env, redis, log, config }: PlatformDeps): P
     prefix: env.THREADLINE_PREFIX,
     port: env.PLAYGROUND_PORT ?? env.PORT,
     host: env.PLAYGROUND_HOST,
+    allowedHosts: env.PLAYGROUND_ALLOWED_HOSTS,
     reactions: config.reactions,
     retentionMs: config.retentionMs,
     log,

@@ -164,6 +164,18 @@ export const envSchema = z.object({
   PLAYGROUND: flag(false),
   /** Interface the playground binds; default 127.0.0.1 (it has no login). 0.0.0.0 inside a container. */
   PLAYGROUND_HOST: z.string().trim().min(1).default("127.0.0.1"),
+  /**
+   * Host names the playground answers to besides localhost, 127.0.0.1 and [::1] (it has no login, so the
+   * Host and Origin of requests are checked against this list whatever PLAYGROUND_HOST is): comma-separated
+   * `name` (at the playground's port) or `name:port` (a published port that differs, a TLS proxy's 443).
+   */
+  PLAYGROUND_ALLOWED_HOSTS: idList.pipe(
+    z.array(
+      z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::\d{1,5})?$/, {
+        message: "must be host names or host:port, for example bot.internal,localhost:8080",
+      }),
+    ),
+  ),
   /** Port of the playground; default PORT (set it when Slack's HTTP mode already listens on PORT). */
   PLAYGROUND_PORT: z
     .string()

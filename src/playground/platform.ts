@@ -26,10 +26,13 @@ export interface PlaygroundPlatformOptions {
   /** Port the gateway serves on. Default 3000; `0` picks a free port (see {@link PlaygroundPlatform.url}). */
   port?: number;
   /**
-   * Interface to bind. Default `127.0.0.1` (the playground has no login: keep it local). On a loopback
-   * interface, requests must be addressed to `localhost` / `127.0.0.1` / `[::1]` (no DNS rebinding).
+   * Interface to bind. Default `127.0.0.1` (the playground has no login: keep it local). Whatever the
+   * interface, requests must be addressed to `localhost` / `127.0.0.1` / `[::1]` or to `allowedHosts`
+   * (no DNS rebinding, no posts from other sites).
    */
   host?: string;
+  /** More host names it answers to: `name` (at its port) or `name:port`. Default none. */
+  allowedHosts?: readonly string[];
   /** The reaction vocabulary the page offers and shows. Default {@link DEFAULT_REACTIONS}. */
   reactions?: ReactionNames;
   /** A setup problem the page shows as a banner (e.g. that no model is configured). */
@@ -48,9 +51,6 @@ export interface PlaygroundPlatform extends ChatPlatform {
   /** The page's address once `start` resolved (`http://localhost:<port>`), else `undefined`. */
   readonly url: string | undefined;
 }
-
-/** Names of this machine; a server bound to one of them only answers requests addressed to them. */
-const LOOPBACK = ["localhost", "127.0.0.1", "[::1]", "::1"];
 
 const SILENT: PlaygroundLogger = { info() {}, warn() {}, error() {} };
 
@@ -91,7 +91,7 @@ export function createPlaygroundPlatform(options: PlaygroundPlatformOptions): Pl
       const serverOptions: Parameters<typeof createPlaygroundServer>[0] = { actions, store, live, info, log };
       if (options.otherRoutes) serverOptions.otherRoutes = options.otherRoutes;
       const host = options.host ?? "127.0.0.1";
-      if (LOOPBACK.includes(host)) serverOptions.allowedHosts = LOOPBACK;
+      if (options.allowedHosts) serverOptions.allowedHosts = options.allowedHosts;
       const listening = createPlaygroundServer(serverOptions);
       server = listening;
       const wanted = options.port ?? 3000;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { z } from "zod";
 import type { ChatUser, ReactionNames } from "../chat/index.js";
+import { createHostAllowlist, type HostAllowlist } from "./allowed-hosts.js";
 import type { PlaygroundActions } from "./api.js";
 import type { LiveUpdates } from "./live.js";
 import { PLAYGROUND_BOT } from "./outbound.js";
@@ -35,8 +36,10 @@ export interface PlaygroundServerOptions {
   /** Serves other paths on the same port (e.g. `/healthz`, `/metrics`); resolves true when it answered. */
   otherRoutes?: OtherRoutes;
   /**
-   * Host names the `Host` header may carry (any port), e.g. `["localhost", "127.0.0.1"]`; other requests
-   * get a 403, which defeats DNS rebinding against a loopback server. Default: any host.
+   * Host names the playground answers to besides `localhost`, `127.0.0.1` and `[::1]`: `name` (at the
+   * port it listens on) or `name:port`. A request whose `Host` — or, for a changing request, whose
+   * `Origin` — is not in the list gets a 403, whatever the bind address: it has no login, so this is what
+   * keeps DNS-rebinding pages and other web sites out. Default none.
    */
   allowedHosts?: readonly string[];
 }
@@ -97,10 +100,23 @@ class HttpError extends Error {
  */
 export function createPlaygroundServer(options: PlaygroundServerOptions): Server {
   const files = loadStaticFiles();
-  const route = createRouter(options);
+  const hosts = createHostAllowlist(options.allowedHosts);
+  const route = createRouter(options, hosts);
+  const refusedHosts = new Set<string>();
   return createServer((req, res) => {
-    if (options.allowedHosts && !options.allowedHosts.includes(hostName(req.headers.host))) {
-      send(res, 403, { error: "unexpected Host header; open the playground at its local address" });
+    if (!hosts.allowsHost(req.headers.host, req.socket.localPort)) {
+      const host = String(req.headers.host ?? "").slice(0, 100);
+      // Tell the operator once per name (bounded): it is either an attack or a name to add.
+      if (refusedHosts.size < 32 && !refusedHosts.has(host)) {
+        refusedHosts.add(host);
+        options.log.warn(
+          { host },
+          "playground: refused a request addressed to a host name it is not configured for; if people reach it under this name, add it to PLAYGROUND_ALLOWED_HOSTS",
+        );
+      }
+      send(res, 403, {
+        error: `the playground does not answer to "${host}"; open it at http://localhost:${req.socket.localPort ?? ""} or add this name to PLAYGROUND_ALLOWED_HOSTS`,
+      });
       return;
     }
     let url: URL;
@@ -148,7 +164,7 @@ export function createPlaygroundServer(options: PlaygroundServerOptions): Server
 
 type Handler = (req: IncomingMessage, params: string[]) => Promise<unknown>;
 
-function createRouter(options: PlaygroundServerOptions) {
+function createRouter(options: PlaygroundServerOptions, hosts: HostAllowlist) {
   const { actions, store, info } = options;
   const routes: [string, RegExp, Handler][] = [
     ["GET", /^\/api\/info$/, async () => info],
@@ -217,18 +233,12 @@ function createRouter(options: PlaygroundServerOptions) {
       const match = pattern.exec(url.pathname);
       if (!match) continue;
       if (routeMethod !== method) continue;
-      if (method !== "GET") checkOrigin(req);
+      if (method !== "GET") checkOrigin(req, hosts);
       const params = match.slice(1).map(decodeId);
       return handler(req, params);
     }
     throw new HttpError(404, "not found");
   };
-}
-
-/** The host name of a `Host` header, without the port (IPv6 literals keep their brackets). */
-function hostName(host: string | undefined): string {
-  if (host === undefined) return "";
-  return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : (host.split(":")[0] ?? "");
 }
 
 function decodeId(part: string): string {
@@ -246,18 +256,15 @@ function toUser(parsed: { id: string; name: string }): ChatUser {
   return { id: parsed.id, name: parsed.name };
 }
 
-/** Refuses cross-site requests: other origins, and bodies a plain HTML form could send. */
-function checkOrigin(req: IncomingMessage): void {
+/**
+ * Refuses cross-site requests: an `Origin` that is not an allowed host (`null` included: sandboxed frames
+ * and privacy redirects send it), and bodies a plain HTML form could send. Requests without an `Origin`
+ * (curl, scripts) pass; browsers always send one on these methods.
+ */
+function checkOrigin(req: IncomingMessage, hosts: HostAllowlist): void {
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== "null") {
-    let host: string | undefined;
-    try {
-      host = new URL(origin).host;
-    } catch {
-      host = undefined;
-    }
-    if (host !== req.headers.host) throw new HttpError(403, "cross-origin requests are not allowed");
-  }
+  if (origin !== undefined && !hosts.allowsOrigin(origin, req.socket.localPort))
+    throw new HttpError(403, "cross-origin requests are not allowed");
   if (!(req.headers["content-type"] ?? "").startsWith("application/json"))
     throw new HttpError(415, "send JSON (content-type: application/json)");
 }
