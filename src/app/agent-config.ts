@@ -6,6 +6,7 @@ import {
   createContextManager,
   createModelSummarizer,
   createTokenCounter,
+  defaultMaxTokens,
   type OpenAIModelInit,
   type OpenAIProviderOptions,
 } from "../llm/index.js";
@@ -40,6 +41,10 @@ export function modelSettings(
     provider.maxTokens = settings.maxOutputTokens;
     model.maxTokens = settings.maxOutputTokens;
   }
+  provider.timeoutMs = settings.headerTimeoutMs ?? env.OPENAI_HEADER_TIMEOUT_MS;
+  provider.idleTimeoutMs = settings.idleTimeoutMs ?? env.OPENAI_IDLE_TIMEOUT_MS;
+  provider.maxOutputChars = settings.maxOutputChars ?? env.OPENAI_MAX_OUTPUT_CHARS;
+  provider.thinkTags = settings.thinkTags ?? env.OPENAI_THINK_TAGS;
   if (settings.temperature !== undefined) provider.temperature = settings.temperature;
   if (settings.reasoning !== undefined) provider.reasoning = settings.reasoning;
   if (settings.headers !== undefined) provider.headers = settings.headers;
@@ -139,7 +144,9 @@ export function contextTransformFor(
     counter,
     onEvent: (event) => logContextEvent(log, event),
   };
-  if (config.model?.maxOutputTokens !== undefined) options.reserveOutputTokens = config.model.maxOutputTokens;
+  // Reserve what requests ask for as max_tokens, so prompt + limit fit (vLLM refuses a larger sum).
+  options.reserveOutputTokens =
+    config.model?.maxOutputTokens ?? defaultMaxTokens({ contextWindow: window.tokens, maxTokens: 16_384 });
   if (summarize) options.summarize = summarize;
   return createContextManager(options);
 }

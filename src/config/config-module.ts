@@ -16,8 +16,16 @@ export interface ModelSettings {
   id?: string;
   /** Input window in tokens. Default: `OPENAI_CONTEXT_WINDOW`, else known per model, else 16 384. */
   contextWindow?: number;
-  /** Output limit sent with every request (and kept free in the window). Default: not sent. */
+  /** Output limit sent with every request (and kept free in the window). Default: a quarter of the window, at most 16 384. */
   maxOutputTokens?: number;
+  /** Time allowed until response headers arrive, per attempt (ms). Default `OPENAI_HEADER_TIMEOUT_MS` (120 000). */
+  headerTimeoutMs?: number;
+  /** Abandon an answer after this long without any bytes (ms; 0 = off). Default `OPENAI_IDLE_TIMEOUT_MS` (120 000). */
+  idleTimeoutMs?: number;
+  /** Cut an answer at this many characters. Default `OPENAI_MAX_OUTPUT_CHARS` (200 000). */
+  maxOutputChars?: number;
+  /** `<think>…</think>` at the start of an answer: `"thinking"` or `"text"`. Default `OPENAI_THINK_TAGS` (thinking). */
+  thinkTags?: "thinking" | "text";
   /** Sampling temperature. Default: not sent. */
   temperature?: number;
   /** Reasoning effort for reasoning models. Default: not sent. */

@@ -81,6 +81,10 @@ export const configSchema = z.strictObject({
       id: text('"gpt-4o-mini"').optional(),
       contextWindow: wholeNumber("128000").optional(),
       maxOutputTokens: wholeNumber("4096").optional(),
+      headerTimeoutMs: wholeNumber("120000").optional(),
+      idleTimeoutMs: z.number().int().min(0, { error: "must be 0 (off) or more" }).optional(),
+      maxOutputChars: wholeNumber("200000").optional(),
+      thinkTags: oneOf(["thinking", "text"]).optional(),
       temperature: number("0.2").min(0, { error: "must be 0 or more" }).optional(),
       reasoning: oneOf(["minimal", "low", "medium", "high", "xhigh", "max"]).optional(),
       prices: z

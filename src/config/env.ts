@@ -91,6 +91,20 @@ export const envSchema = z.object({
   OPENAI_API_KEY: optionalText,
   OPENAI_BASE_URL: url("http://localhost:11434/v1"),
   OPENAI_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
+  /** Time allowed until the model server's response headers arrive, per attempt (ms). */
+  OPENAI_HEADER_TIMEOUT_MS: positiveInt(120_000, "120000"),
+  /** Abandon a started answer when the server sends no bytes for this long (ms); 0 turns it off. */
+  OPENAI_IDLE_TIMEOUT_MS: z.coerce
+    .number({ message: "must be a whole number of milliseconds, for example 120000 (0 turns it off)" })
+    .int({ message: "must be a whole number of milliseconds, for example 120000 (0 turns it off)" })
+    .min(0, { message: "must be 0 or more, for example 120000 (0 turns it off)" })
+    .default(120_000),
+  /** Cut an answer at this many characters (text, thinking and tool arguments together). */
+  OPENAI_MAX_OUTPUT_CHARS: positiveInt(200_000, "200000"),
+  /** `<think>…</think>` at the start of an answer: `thinking` (default) or `text` (keep it in the answer). */
+  OPENAI_THINK_TAGS: z
+    .enum(["thinking", "text"], { message: "must be thinking or text, for example thinking" })
+    .default("thinking"),
   REDIS_URL: url("redis://127.0.0.1:6379"),
   THREADLINE_PREFIX: z
     .string()
