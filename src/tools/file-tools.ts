@@ -1,9 +1,9 @@
 import type { Dirent } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { type FileHandle, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
-import { openInWorkspace, resolveInWorkspace, type WorkspacePath } from "./workspace.js";
+import { openForReading, replaceInWorkspace, resolveInWorkspace, type WorkspacePath } from "./workspace.js";
 
 /** Limits of the workspace file tools. */
 export interface FileToolsOptions {
@@ -42,11 +42,10 @@ function fsFailure(err: unknown, target: WorkspacePath): never {
 }
 
 async function readText(target: WorkspacePath, maxBytes: number): Promise<string> {
-  let handle: Awaited<ReturnType<typeof openInWorkspace>> | undefined;
+  let handle: FileHandle | undefined;
   try {
-    handle = await openInWorkspace(target, "read");
+    handle = await openForReading(target);
     const stat = await handle.stat();
-    if (stat.isDirectory()) throw new ToolError(`"${target.display}" is a directory; use list_files.`);
     if (stat.size > maxBytes)
       throw new ToolError(
         `"${target.display}" is ${stat.size} bytes, more than the ${maxBytes} bytes allowed.`,
@@ -65,14 +64,10 @@ async function readText(target: WorkspacePath, maxBytes: number): Promise<string
 }
 
 async function writeText(target: WorkspacePath, content: string): Promise<void> {
-  let handle: Awaited<ReturnType<typeof openInWorkspace>> | undefined;
   try {
-    handle = await openInWorkspace(target, "write");
-    await handle.writeFile(content, "utf8");
+    await replaceInWorkspace(target, content);
   } catch (err) {
     fsFailure(err, target);
-  } finally {
-    await handle?.close();
   }
 }
 

@@ -89,7 +89,8 @@ export {
 } from "./toolbox.js";
 export {
   ensureWorkspace,
-  openInWorkspace,
+  openForReading,
+  replaceInWorkspace,
   resolveInWorkspace,
   type WorkspacePath,
   workspaceDirFor,

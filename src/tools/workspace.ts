@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { lstat, mkdir, open, realpath } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { createHash, randomBytes } from "node:crypto";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, lstat, mkdir, open, readlink, realpath, rename, unlink } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ToolError } from "./define-tool.js";
 
 /**
@@ -79,20 +79,79 @@ export async function resolveInWorkspace(workspaceDir: string, path: string): Pr
   return { absolute: existing === absolute ? real : join(real, relative(existing, absolute)), display, root };
 }
 
+/** What an opened file is, in the words the model reads, when it is not a regular file. */
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return "a named pipe (FIFO)";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
 /**
- * Opens a checked workspace file without following a symlink in the final component (closing the gap
- * between the check and the open). Parent directories are created for writes.
+ * Opens a checked workspace file for reading, and only a plain file that is surely the workspace's own:
+ * - without following a symlink in the final component (`O_NOFOLLOW`), and without blocking
+ *   (`O_NONBLOCK`: opening a FIFO would otherwise wait forever for a writer);
+ * - a directory, FIFO, socket or device is refused;
+ * - a regular file with more than one hard link is refused: its other name may be outside the workspace
+ *   (a link made there and seen here), and the inode cannot tell which name is "real";
+ * - on Linux, the opened file's real path (`/proc/self/fd`) must still be inside the workspace, so a
+ *   directory swapped for a symlink between the check and the open is caught.
+ * @throws ToolError with a readable reason (ENOENT and friends are thrown as they are).
  */
-export async function openInWorkspace(target: WorkspacePath, mode: "read" | "write") {
-  if (mode === "write") {
-    await mkdir(dirname(target.absolute), { recursive: true });
-    // The parent may have been created through a path we checked; re-check its real location.
-    if (!isInside(target.root, await realpath(dirname(target.absolute)))) throw outside(target.display);
-    return open(
-      target.absolute,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-      0o600,
-    );
+export async function openForReading(target: WorkspacePath): Promise<FileHandle> {
+  const handle = await open(
+    target.absolute,
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  );
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new ToolError(`"${target.display}" is a directory; use list_files.`);
+    if (!stat.isFile())
+      throw new ToolError(`"${target.display}" is ${kindOf(stat)}; only regular files can be read.`);
+    if (stat.nlink > 1)
+      throw new ToolError(
+        `"${target.display}" has ${stat.nlink} hard links, so it may be a file from outside the workspace; it is not read.`,
+      );
+    const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+    if (real !== undefined && !isInside(target.root, real)) throw outside(target.display);
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
   }
-  return open(target.absolute, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
+/**
+ * Replaces a checked workspace file with `content`, atomically: the text goes to a new temporary file
+ * in the same directory (`O_EXCL | O_NOFOLLOW`), which is then renamed over the target. So the target's
+ * old inode is never written through — not when it is a hard link to a file outside the workspace, a
+ * FIFO (no hang), or a symlink swapped in after the check — and readers never see half a file. A regular
+ * file keeps its permission bits; a new one gets 0600. Parent directories are created.
+ * @throws ToolError when the target is a directory or its parent is outside the workspace.
+ */
+export async function replaceInWorkspace(target: WorkspacePath, content: string): Promise<void> {
+  const dir = dirname(target.absolute);
+  await mkdir(dir, { recursive: true });
+  // The parent may have been created through a path we checked; re-check its real location.
+  if (!isInside(target.root, await realpath(dir))) throw outside(target.display);
+  let mode = 0o600;
+  const existing = await lstat(target.absolute).catch(() => undefined);
+  if (existing?.isDirectory()) throw new ToolError(`"${target.display}" is a directory; use list_files.`);
+  if (existing?.isFile()) mode = existing.mode & 0o777;
+  const temp = join(dir, `.${basename(target.absolute)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await open(
+    temp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    await handle.writeFile(content, "utf8");
+    await handle.chmod(mode);
+    await handle.close();
+    await rename(temp, target.absolute);
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
 }

@@ -1,4 +1,5 @@
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { chmod, link, lstat, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -128,6 +129,48 @@ describe("workspace file tools", () => {
       /points nowhere/,
     );
     await expect(readFile(join(outside, "not-yet.txt"), "utf8")).rejects.toThrow(/ENOENT/);
+  });
+
+  it("refuses a FIFO (and other non-regular files) at once instead of waiting for a writer", async () => {
+    execFileSync("mkfifo", [join(workspace, "pipe")]);
+    await expect(run(readFileTool(), { path: "pipe" })).rejects.toThrow(
+      '"pipe" is a named pipe (FIFO); only regular files can be read.',
+    );
+    await expect(run(editFileTool(), { path: "pipe", oldText: "a", newText: "b" })).rejects.toThrow(
+      /named pipe/,
+    );
+    // Writing replaces the pipe with a regular file rather than blocking on it.
+    expect(textOf(await run(writeFileTool(), { path: "pipe", content: "now a file" }))).toBe(
+      "Wrote 10 bytes to pipe.",
+    );
+    expect((await lstat(join(workspace, "pipe"))).isFile()).toBe(true);
+    expect(textOf(await run(readFileTool(), { path: "pipe" }))).toBe("now a file");
+  }, 5_000);
+
+  it("cannot read or change a file outside through a hard link inside the workspace", async () => {
+    await link(join(outside, "secret.txt"), join(workspace, "linked.txt"));
+    await expect(run(readFileTool(), { path: "linked.txt" })).rejects.toThrow(
+      '"linked.txt" has 2 hard links, so it may be a file from outside the workspace; it is not read.',
+    );
+    await expect(run(editFileTool(), { path: "linked.txt", oldText: "top", newText: "no" })).rejects.toThrow(
+      /hard links/,
+    );
+    // write_file replaces the workspace's name with a new file; the outside file is untouched.
+    await run(writeFileTool(), { path: "linked.txt", content: "mine" });
+    expect(await readFile(join(outside, "secret.txt"), "utf8")).toBe("top secret");
+    expect(await readFile(join(workspace, "linked.txt"), "utf8")).toBe("mine");
+    expect(textOf(await run(readFileTool(), { path: "linked.txt" }))).toBe("mine");
+  });
+
+  it("keeps a file's permissions when it is rewritten, and leaves no temporary files", async () => {
+    await writeFile(join(workspace, "run.sh"), "echo one\n");
+    await chmod(join(workspace, "run.sh"), 0o755);
+    await run(editFileTool(), { path: "run.sh", oldText: "one", newText: "two" });
+    expect((await stat(join(workspace, "run.sh"))).mode & 0o777).toBe(0o755);
+    expect(await readFile(join(workspace, "run.sh"), "utf8")).toBe("echo two\n");
+    await run(writeFileTool(), { path: "new.txt", content: "x" });
+    expect((await stat(join(workspace, "new.txt"))).mode & 0o777).toBe(0o600);
+    expect(textOf(await run(listFilesTool(), {}))).toBe("new.txt\nrun.sh");
   });
 
   it("gives every thread its own directory name, safe for any file system", async () => {
