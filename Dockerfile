@@ -11,6 +11,10 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:22-slim AS runtime
 ENV NODE_ENV=production
+# bubblewrap sandboxes the shell tool's commands (the shell stays off when it cannot run).
+RUN apt-get update \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bubblewrap \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist

@@ -79,6 +79,19 @@ describe("docker-compose.yml (validated by Docker Compose's own `config`)", () =
     expect(services.gateway!.environment?.PLAYGROUND_HOST).toBe("0.0.0.0");
   });
 
+  it("builds a runtime image with bubblewrap, which the shell tool's sandbox needs", async () => {
+    const dockerfile = await readFile(join(ROOT, "Dockerfile"), "utf8");
+    const runtime = dockerfile.slice(dockerfile.indexOf("AS runtime"));
+    expect(runtime.replace(/\\\n/g, " ")).toMatch(/apt-get install [^\n]*\bbubblewrap\b/);
+  });
+
+  it("binds the playground beyond loopback without widening its host allowlist", () => {
+    const gateway = services.gateway!.environment ?? {};
+    expect(gateway.PLAYGROUND_HOST).toBe("0.0.0.0");
+    // The playground keeps answering only to localhost / 127.0.0.1 / [::1] unless names are added on purpose.
+    expect(gateway.PLAYGROUND_ALLOWED_HOSTS ?? "").toBe("");
+  });
+
   it("hands every variable set in .env.example to both processes", async () => {
     const example = await readFile(join(ROOT, ".env.example"), "utf8");
     const names = [...example.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]!);
