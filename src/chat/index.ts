@@ -3,10 +3,20 @@
  * adapter implements, an in-memory outbound, and the rendering of runs (streamed replies, progress lines,
  * approval-card text, Markdown dialects, message splitting).
  */
+
+export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export type * from "./inbound.js";
 export * from "./memory-outbound.js";
 export * from "./reactions.js";
-export { approvalCardText, renderArguments } from "./render/approval-text.js";
+export {
+  type ApprovalButtonLabels,
+  alwaysScope,
+  approvalButtonLabels,
+  approvalCardText,
+  offersThreadGrant,
+  renderArguments,
+  requesterOf,
+} from "./render/approval-text.js";
 export { type RenderClock, systemClock } from "./render/clock.js";
 export { formatCost, formatCount, formatRunFooter } from "./render/footer.js";
 export { createDialectConverter, type DialectConverter, toDialect } from "./render/markdown.js";

@@ -6,14 +6,25 @@ import {
   ButtonStyle,
   ComponentType,
 } from "discord.js";
-import type { ApprovalCard, ApprovalDecision } from "../chat/index.js";
+import {
+  type ApprovalCard,
+  type ApprovalDecision,
+  alwaysScope,
+  approvalButtonLabels,
+  escapeMarkdown,
+  isApprovalDecision,
+  offersThreadGrant,
+  requesterOf,
+} from "../chat/index.js";
 
 /** Every approval button's custom id starts with this (`tl:<decision>:<approvalId>`). */
 export const APPROVAL_CUSTOM_ID_PREFIX = "tl";
 
-const DECISIONS: readonly ApprovalDecision[] = ["approve", "deny", "always"];
-
-/** Discord's limits on the parts of a card. */
+/**
+ * Discord's limits on the parts of a card: embed title 256, description 4096, field value 1024
+ * (https://discord.com/developers/docs/resources/message#embed-object-embed-limits); button label 80,
+ * custom_id 100 (https://discord.com/developers/docs/components/reference#button).
+ */
 const LIMITS = { title: 256, description: 4096, field: 1024, label: 80 } as const;
 
 const COLORS = { pending: 0xf0b232, approved: 0x23a55a, denied: 0xda373c, closed: 0x80848e } as const;
@@ -26,28 +37,36 @@ export interface ApprovalMessageBody {
   allowed_mentions: { parse: [] };
 }
 
-/** The custom id of one button of a card: `tl:<decision>:<approvalId>` (Discord allows 100 characters). */
+/**
+ * The custom id of one button of a card: `tl:<decision>:<approvalId>`. Discord allows 100 characters, so
+ * approval ids must stay within 84 (the longest decision, `alwaysThread`, takes 16 with the prefix).
+ */
 export function approvalCustomId(decision: ApprovalDecision, approvalId: string): string {
   return `${APPROVAL_CUSTOM_ID_PREFIX}:${decision}:${approvalId}`;
 }
 
-/** Reads a custom id made by {@link approvalCustomId}; `undefined` for any other component's id. */
+/**
+ * Reads a custom id made by {@link approvalCustomId}; `undefined` for any other component's id, and for
+ * one whose decision is not one of `APPROVAL_DECISIONS` (a forged or outdated payload decides nothing).
+ */
 export function parseApprovalCustomId(
   customId: string,
 ): { decision: ApprovalDecision; approvalId: string } | undefined {
   const [prefix, decision, ...rest] = customId.split(":");
   const approvalId = rest.join(":");
   if (prefix !== APPROVAL_CUSTOM_ID_PREFIX || approvalId === "") return undefined;
-  if (!DECISIONS.includes(decision as ApprovalDecision)) return undefined;
-  return { decision: decision as ApprovalDecision, approvalId };
+  if (!isApprovalDecision(decision)) return undefined;
+  return { decision, approvalId };
 }
 
 /**
  * Renders an approval card as a Discord message: a one-line `content` (what notifications show), an
  * embed with the tool in the title, the arguments in a code block, who may decide and the expiry as a
- * relative timestamp (or the decision, who made it and when), and — while pending — one row of buttons
- * Approve · Deny · Always allow `<tool>` whose custom ids carry the approval id. Decided cards have no
- * buttons. Every part is cut to Discord's limits; mentions never ping. Pure; never throws.
+ * relative timestamp (or the decision, who made it, when and whom an "always" covers), and — while
+ * pending — a row of buttons Approve · Deny · Always allow `<tool>` for `<requester>` in this thread, plus,
+ * when someone besides the requester may decide, a second row with the secondary "Always allow `<tool>`
+ * for everyone here (approvers)". Custom ids carry the approval id. Decided cards have no buttons. Every
+ * part is cut to Discord's limits; mentions never ping. Pure; never throws.
  */
 export function approvalMessageBody(card: ApprovalCard): ApprovalMessageBody {
   const tool = card.toolName.replaceAll("`", "'");
@@ -62,7 +81,7 @@ export function approvalMessageBody(card: ApprovalCard): ApprovalMessageBody {
   return {
     content: `🔐 ${pending ? "Approval needed to run" : "Approval to run"} \`${cut(tool, 200)}\``,
     embeds: [embed],
-    components: pending ? [buttons(card.approvalId, tool)] : [],
+    components: pending ? buttonRows(card) : [],
     allowed_mentions: { parse: [] },
   };
 }
@@ -88,21 +107,21 @@ function fields(card: ApprovalCard, tool: string): APIEmbedField[] {
       }
       return list;
     }
-    case "approved":
+    case "approved": {
+      const by = `by ${escapeMarkdown(state.by.name)}, ${at(state.at)}`;
+      const scope = alwaysScope(state);
+      const whom = scope === "thread" ? "everyone" : escapeMarkdown(requesterOf(card));
+      const value = scope
+        ? `✅ Always allowed \`${tool}\` for ${whom} in this thread — ${by}`
+        : `✅ Approved ${by}`;
+      return [{ name: "Decision", value: cut(value, LIMITS.field) }];
+    }
+    case "denied":
       return [
         {
           name: "Decision",
-          value: cut(
-            state.always
-              ? `✅ Always allowed \`${tool}\` in this thread — by ${state.by.name}, ${at(state.at)}`
-              : `✅ Approved by ${state.by.name}, ${at(state.at)}`,
-            LIMITS.field,
-          ),
+          value: cut(`❌ Denied by ${escapeMarkdown(state.by.name)}, ${at(state.at)}`, LIMITS.field),
         },
-      ];
-    case "denied":
-      return [
-        { name: "Decision", value: cut(`❌ Denied by ${state.by.name}, ${at(state.at)}`, LIMITS.field) },
       ];
     case "expired":
       return [{ name: "Decision", value: `⌛ Denied: approval timed out, ${at(state.at)}` }];
@@ -124,21 +143,28 @@ function color(card: ApprovalCard): number {
   }
 }
 
-function buttons(approvalId: string, tool: string): APIActionRowComponent<APIButtonComponent> {
-  const button = (decision: ApprovalDecision, label: string, style: ButtonStyle): APIButtonComponent => ({
+function buttonRows(card: ApprovalCard): APIActionRowComponent<APIButtonComponent>[] {
+  const labels = approvalButtonLabels(card, LIMITS.label);
+  const button = (decision: ApprovalDecision, style: ButtonStyle): APIButtonComponent => ({
     type: ComponentType.Button,
     style: style as ButtonStyle.Success,
-    label: cut(label, LIMITS.label),
-    custom_id: approvalCustomId(decision, approvalId),
+    label: labels[decision],
+    custom_id: approvalCustomId(decision, card.approvalId),
   });
-  return {
+  const row = (components: APIButtonComponent[]): APIActionRowComponent<APIButtonComponent> => ({
     type: ComponentType.ActionRow,
-    components: [
-      button("approve", "Approve", ButtonStyle.Success),
-      button("deny", "Deny", ButtonStyle.Danger),
-      button("always", `Always allow ${tool}`, ButtonStyle.Secondary),
-    ],
-  };
+    components,
+  });
+  const rows = [
+    row([
+      button("approve", ButtonStyle.Success),
+      button("deny", ButtonStyle.Danger),
+      button("always", ButtonStyle.Secondary),
+    ]),
+  ];
+  // A row of its own below the others: granting everyone is the rarer, wider choice.
+  if (offersThreadGrant(card)) rows.push(row([button("alwaysThread", ButtonStyle.Secondary)]));
+  return rows;
 }
 
 /** Cuts `text` to `max` characters with an ellipsis, never inside a surrogate pair. */

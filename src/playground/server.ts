@@ -65,7 +65,8 @@ const bodies = {
   message: z.object({ user, text }),
   user: z.object({ user }),
   reaction: z.object({ user, emoji: z.string().regex(/^[a-z0-9_+'-]{1,64}$/), added: z.boolean() }),
-  button: z.object({ user, decision: z.enum(["approve", "deny", "always"]) }),
+  // Mirrors ApprovalDecision (APPROVAL_DECISIONS in src/chat); anything else is a 400, never a click.
+  button: z.object({ user, decision: z.enum(["approve", "deny", "always", "alwaysThread"]) }),
 };
 
 const STATIC_FILES: Record<string, string> = {

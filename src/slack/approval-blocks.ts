@@ -1,25 +1,44 @@
-import { type ApprovalCard, type ApprovalDecision, approvalCardText } from "../chat/index.js";
+import {
+  type ApprovalCard,
+  type ApprovalDecision,
+  approvalButtonLabels,
+  approvalCardText,
+  isApprovalDecision,
+  offersThreadGrant,
+} from "../chat/index.js";
 
 /** Prefix of the action ids of approval buttons: `threadline:<decision>:<approvalId>`. */
 export const APPROVAL_ACTION_PREFIX = "threadline:";
 
 /** Slack's limit on a section's text. */
 const SECTION_CHARS = 3000;
-/** Slack's limit on a button's label. */
-const BUTTON_LABEL_CHARS = 75;
+/**
+ * Slack's limits on a button: `text` ≤ 75 characters, `action_id` ≤ 255, `value` ≤ 2000; a confirmation
+ * dialog's `title` ≤ 100, `text` ≤ 300, `confirm`/`deny` ≤ 30
+ * (https://docs.slack.dev/reference/block-kit/block-elements/button-element,
+ * https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object).
+ */
+const LIMITS = { label: 75, actionId: 255, confirmTitle: 100, confirmText: 300 } as const;
 
 /** The action id of an approval button. */
 export function approvalActionId(decision: ApprovalDecision, approvalId: string): string {
   return `${APPROVAL_ACTION_PREFIX}${decision}:${approvalId}`;
 }
 
-/** Parses {@link approvalActionId}; `undefined` for any other action. */
+/**
+ * Parses {@link approvalActionId}; `undefined` for any other action, and for an approval action whose
+ * decision is not one of {@link APPROVAL_DECISIONS} (a forged or outdated payload), so it decides nothing.
+ */
 export function parseApprovalAction(
   actionId: string,
 ): { decision: ApprovalDecision; approvalId: string } | undefined {
-  const match = /^threadline:(approve|deny|always):(.+)$/.exec(actionId);
-  if (!match) return undefined;
-  return { decision: match[1] as ApprovalDecision, approvalId: match[2]! };
+  if (!actionId.startsWith(APPROVAL_ACTION_PREFIX)) return undefined;
+  const rest = actionId.slice(APPROVAL_ACTION_PREFIX.length);
+  const colon = rest.indexOf(":");
+  const decision = rest.slice(0, colon);
+  const approvalId = rest.slice(colon + 1);
+  if (colon < 0 || approvalId === "" || !isApprovalDecision(decision)) return undefined;
+  return { decision, approvalId };
 }
 
 /** A Block Kit block (kept loose: Slack validates the shape). */
@@ -27,9 +46,12 @@ export type SlackBlock = Record<string, unknown>;
 
 /**
  * The Block Kit card of an approval: a header line, the arguments in a code block (cut to fit a section),
- * who may decide and the expiry (or the decision, who made it and when) as context, and — while pending
- * — the buttons Approve · Deny · Always allow `<tool>` here. Decided, expired and cancelled cards have no
- * buttons. The plain-text fallback (notifications, screen readers) is {@link approvalFallbackText}.
+ * who may decide and the expiry (or the decision, who made it, when and whom an "always" covers) as
+ * context, and — while pending — the buttons Approve · Deny · Always allow `<tool>` for `<requester>` in
+ * this thread, plus, when someone besides the requester may decide, a secondary row with "Always allow
+ * `<tool>` for everyone here (approvers)" behind a confirmation dialog. Decided, expired and cancelled
+ * cards have no buttons. The plain-text fallback (notifications, screen readers) is
+ * {@link approvalFallbackText}.
  */
 export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
   const lines = approvalCardText(card, "slack").split("\n");
@@ -42,19 +64,24 @@ export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
     { type: "section", text: { type: "mrkdwn", text: fitCode(code) } },
   ];
   if (status !== "") blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: status }] });
-  if (card.state.kind === "pending") {
+  if (card.state.kind !== "pending") return blocks;
+  const labels = approvalButtonLabels(card, LIMITS.label);
+  const id = card.approvalId;
+  blocks.push({
+    type: "actions",
+    block_id: `threadline-approval-${id}`.slice(0, LIMITS.actionId),
+    elements: [
+      button(labels.approve, "approve", id, { style: "primary" }),
+      button(labels.deny, "deny", id, { style: "danger" }),
+      button(labels.always, "always", id),
+    ],
+  });
+  if (offersThreadGrant(card)) {
+    // A row of its own, unstyled and confirmed: granting everyone is the rarer, wider choice.
     blocks.push({
       type: "actions",
-      block_id: `threadline-approval-${card.approvalId}`.slice(0, 255),
-      elements: [
-        button("Approve", approvalActionId("approve", card.approvalId), card.approvalId, "primary"),
-        button("Deny", approvalActionId("deny", card.approvalId), card.approvalId, "danger"),
-        button(
-          `Always allow ${card.toolName} here`,
-          approvalActionId("always", card.approvalId),
-          card.approvalId,
-        ),
-      ],
+      block_id: `threadline-approval-thread-${id}`.slice(0, LIMITS.actionId),
+      elements: [button(labels.alwaysThread, "alwaysThread", id, { confirm: threadConfirm(card) })],
     });
   }
   return blocks;
@@ -65,15 +92,37 @@ export function approvalFallbackText(card: ApprovalCard): string {
   return approvalCardText(card, "slack");
 }
 
-function button(label: string, actionId: string, value: string, style?: "primary" | "danger"): SlackBlock {
-  const text = label.length <= BUTTON_LABEL_CHARS ? label : `${label.slice(0, BUTTON_LABEL_CHARS - 1)}…`;
+function button(
+  label: string,
+  decision: ApprovalDecision,
+  approvalId: string,
+  extra: { style?: "primary" | "danger"; confirm?: SlackBlock } = {},
+): SlackBlock {
   return {
     type: "button",
-    text: { type: "plain_text", text, emoji: true },
-    action_id: actionId,
-    value,
-    ...(style ? { style } : {}),
+    text: { type: "plain_text", text: label, emoji: true },
+    action_id: approvalActionId(decision, approvalId),
+    value: approvalId,
+    ...extra,
   };
+}
+
+/** The confirmation dialog of the "everyone here" button (plain text: it renders no Markdown). */
+function threadConfirm(card: ApprovalCard): SlackBlock {
+  const tool = clipped(card.toolName, 60);
+  const text = `Anyone who writes in this thread will be able to run ${tool} without asking, from now on. Only approvers can grant this.`;
+  return {
+    title: { type: "plain_text", text: clipped(`Allow ${tool} for everyone?`, LIMITS.confirmTitle) },
+    text: { type: "plain_text", text: clipped(text, LIMITS.confirmText) },
+    confirm: { type: "plain_text", text: "Allow for everyone" },
+    deny: { type: "plain_text", text: "Cancel" },
+  };
+}
+
+function clipped(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 2);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 2 : max - 1)}…`;
 }
 
 /** Keeps a code block within a section's limit, closing the fence after the cut. */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type ApprovalCard, approvalCardText, renderArguments } from "../../src/chat/index.js";
+import {
+  APPROVAL_DECISIONS,
+  type ApprovalCard,
+  approvalButtonLabels,
+  approvalCardText,
+  isApprovalDecision,
+  offersThreadGrant,
+  renderArguments,
+} from "../../src/chat/index.js";
 
 describe("renderArguments", () => {
   it("renders flat arguments as key: value lines, multi-line strings indented under their key", () => {
@@ -76,10 +84,12 @@ const card: ApprovalCard = {
   toolName: "shell",
   argumentsText: "command: rm -rf /tmp/x && echo <done>",
   approvers: ["Ada", "Grace"],
+  requesterName: "Ada",
   expiresAt: Date.UTC(2026, 0, 2, 14, 5),
   state: { kind: "pending", waitingMessages: 2 },
 };
 const ada = { id: "U1", name: "Ada" };
+const grace = { id: "U2", name: "Grace" };
 const at = Date.UTC(2026, 0, 2, 14, 1);
 
 describe("approvalCardText", () => {
@@ -114,7 +124,17 @@ describe("approvalCardText", () => {
     [
       { kind: "approved", by: ada, at, always: true },
       "markdown",
-      "✅ **Always allowed** `shell` in this thread — by Ada, 2026-01-02 14:01 UTC",
+      "✅ **Always allowed** `shell` for Ada in this thread — by Ada, 2026-01-02 14:01 UTC",
+    ],
+    [
+      { kind: "approved", by: grace, at, always: true, scope: "requester" },
+      "discord",
+      "✅ **Always allowed** `shell` for Ada in this thread — by Grace, <t:1767362460:f>",
+    ],
+    [
+      { kind: "approved", by: grace, at, always: true, scope: "thread" },
+      "slack",
+      "✅ *Always allowed* `shell` for everyone in this thread — by Grace, <!date^1767362460^{date_short_pretty} {time}|2026-01-02 14:01 UTC>",
     ],
     [
       { kind: "denied", by: ada, at },
@@ -137,5 +157,64 @@ describe("approvalCardText", () => {
   it("keeps the code block intact when the arguments contain a fence", () => {
     const text = approvalCardText({ ...card, argumentsText: "a\n```\nb" }, "markdown");
     expect(text.match(/^```$/gm)).toHaveLength(2);
+  });
+});
+
+describe("approval card grants", () => {
+  it("names the requester (escaped) in an always grant, and 'the requester' when the card has no name", () => {
+    const state = { kind: "approved", by: grace, at, always: true } as const;
+    const line = (requesterName: string) =>
+      approvalCardText({ ...card, requesterName, state }, "markdown")
+        .split("\n")
+        .at(-1);
+    expect(line("ada_l*")).toBe(
+      "✅ **Always allowed** `shell` for ada\\_l\\* in this thread — by Grace, 2026-01-02 14:01 UTC",
+    );
+    expect(line(" ")).toContain("for the requester in this thread");
+  });
+
+  it("labels the buttons with the tool and whom an always grant covers", () => {
+    expect(approvalButtonLabels(card, 75)).toEqual({
+      approve: "Approve",
+      deny: "Deny",
+      always: "Always allow shell for Ada in this thread",
+      alwaysThread: "Always allow shell for everyone here (approvers)",
+    });
+  });
+
+  it.each([75, 80])(
+    "shortens long names to fit %i characters, keeping the words that say who is covered",
+    (max) => {
+      const long = { toolName: `deploy_${"x".repeat(70)}`, requesterName: `Alexandria ${"Y".repeat(80)}` };
+      const labels = approvalButtonLabels(long, max);
+      for (const label of Object.values(labels)) expect(label.length).toBeLessThanOrEqual(max);
+      expect(labels.always).toMatch(/^Always allow deploy_x+… for Alexandria Y+… in this thread$/);
+      expect(labels.alwaysThread).toMatch(/^Always allow deploy_x+… for everyone here \(approvers\)$/);
+      expect(labels.always.length).toBe(max);
+      // A short name is kept whole; the long one gets the rest of the room.
+      const short = approvalButtonLabels({ toolName: "sh", requesterName: long.requesterName }, max);
+      expect(short.always).toMatch(/^Always allow sh for Alexandria Y+… in this thread$/);
+      expect(short.always.length).toBe(max);
+    },
+  );
+
+  it("never splits a surrogate pair when shortening a name", () => {
+    const labels = approvalButtonLabels({ toolName: "deploy", requesterName: "😀".repeat(60) }, 75);
+    expect(labels.always.length).toBeLessThanOrEqual(75);
+    expect(labels.always).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+  });
+
+  it("offers the everyone-here grant only when someone besides the requester may decide", () => {
+    expect(offersThreadGrant(card)).toBe(true);
+    expect(offersThreadGrant({ ...card, approvers: ["Ada"] })).toBe(false);
+    expect(offersThreadGrant({ ...card, approvers: [] })).toBe(false);
+  });
+
+  it("knows every decision and nothing else", () => {
+    expect(APPROVAL_DECISIONS).toEqual(["approve", "deny", "always", "alwaysThread"]);
+    for (const decision of APPROVAL_DECISIONS) expect(isApprovalDecision(decision)).toBe(true);
+    for (const forged of ["ALWAYS", "alwaysthread", "toString", "__proto__", "", 1, null, undefined]) {
+      expect(isApprovalDecision(forged)).toBe(false);
+    }
   });
 });

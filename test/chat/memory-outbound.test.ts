@@ -16,6 +16,7 @@ const card: ApprovalCard = {
   toolName: "shell",
   argumentsText: "command: ls",
   approvers: ["Ada"],
+  requesterName: "Ada",
   expiresAt: 600_000,
   state: { kind: "pending", waitingMessages: 0 },
 };

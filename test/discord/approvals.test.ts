@@ -55,7 +55,13 @@ describe("Discord approval buttons (gateway and worker processes, fake Discord, 
     expect(posted.embeds[0]?.fields[0]?.value).toBe("Alice");
     expect(posted.embeds[0]?.fields[1]?.value).toMatch(/^<t:\d+:R>$/);
     const buttons = posted.components[0]?.components ?? [];
-    expect(buttons.map((button) => button.label)).toEqual(["Approve", "Deny", "Always allow deploy"]);
+    expect(buttons.map((button) => button.label)).toEqual([
+      "Approve",
+      "Deny",
+      "Always allow deploy for Alice in this thread",
+    ]);
+    // No approvers are configured here, so nobody could grant it to everyone: no second row.
+    expect(posted.components).toHaveLength(1);
     const approvalId = buttonId(card, "approve").slice("tl:approve:".length);
     expect(buttons.map((button) => button.custom_id)).toEqual([
       `tl:approve:${approvalId}`,
@@ -113,7 +119,7 @@ describe("Discord approval buttons (gateway and worker processes, fake Discord, 
     await e2e.waitForRuns(thread, 2, "api too");
 
     expect(decided.embeds[0]?.fields[0]?.value).toMatch(
-      /^✅ Always allowed `deploy` in this thread — by Alice/,
+      /^✅ Always allowed `deploy` for Alice in this thread — by Alice/,
     );
     expect(e2e.discord.botMessages(thread).filter((message) => message.embeds.length > 0)).toHaveLength(1);
     expect(toolResults(e2e.requests(tag)[3]).at(-1)).toBe("deployed api");

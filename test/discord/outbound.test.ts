@@ -124,4 +124,23 @@ describe("DiscordOutbound (REST against the fake Discord)", () => {
     await expect(chat.delete(thread, posted.id)).resolves.toBeUndefined();
     await expect(chat.edit(thread, posted.id, "too late")).rejects.toMatchObject({ code: 10008 });
   });
+
+  it("posts an approval card with long tool and requester names within Discord's component limits", async () => {
+    const chat = outbound();
+    const thread = newThread();
+    const posted = await chat.postApproval(thread, {
+      approvalId: "a".repeat(84),
+      toolName: `deploy_${"t".repeat(120)}`,
+      argumentsText: "service: api",
+      approvers: ["Alice", "<@123>"],
+      requesterName: `Alice ${"l".repeat(120)}`,
+      expiresAt: Date.UTC(2030, 0, 1),
+      state: { kind: "pending", waitingMessages: 0 },
+    });
+    const rows = fake.state.messages.get(posted.id)!.components as { components: { label: string }[] }[];
+    expect(rows.map((row) => row.components.map((button) => button.label))).toEqual([
+      ["Approve", "Deny", expect.stringMatching(/^Always allow deploy_t+… for Alice l+… in this thread$/)],
+      [expect.stringMatching(/^Always allow deploy_t+… for everyone here \(approvers\)$/)],
+    ]);
+  });
 });

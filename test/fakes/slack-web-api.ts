@@ -1,3 +1,4 @@
+import { blockErrors } from "./slack-blocks.js";
 import type { FakeMessage, FakeSlackStore } from "./slack-store.js";
 
 /** The fake workspace's identity and switches. */
@@ -29,6 +30,12 @@ export interface WebApiContext {
 type Handler = (args: Record<string, unknown>, ctx: WebApiContext) => ApiReply;
 
 const fail = (error: string): ApiReply => ({ ok: false, error });
+
+/** Slack's answer to blocks that break a Block Kit limit (see slack-blocks.ts), or `undefined`. */
+function invalidBlocks(args: Record<string, unknown>): ApiReply | undefined {
+  const errors = Array.isArray(args.blocks) ? blockErrors(args.blocks) : [];
+  return errors.length > 0 ? ({ ok: false, error: "invalid_blocks", errors } as ApiReply) : undefined;
+}
 
 function botMessage(ctx: WebApiContext, args: Record<string, unknown>): FakeMessage | ApiReply {
   const message = ctx.store.get(String(args.channel), String(args.ts));
@@ -101,6 +108,8 @@ const HANDLERS: Record<string, Handler> = {
   "chat.postMessage": (args, ctx) => {
     const text = String(args.text ?? "");
     if (text === "" && !args.blocks) return fail("no_text");
+    const invalid = invalidBlocks(args);
+    if (invalid) return invalid;
     const message = postBotMessage(ctx, args, text);
     return { ok: true, channel: message.channel, ts: message.ts, message: wire(message) };
   },
@@ -108,6 +117,8 @@ const HANDLERS: Record<string, Handler> = {
     const message = botMessage(ctx, args);
     if ("ok" in message) return message;
     if (message.streaming) return fail("message_is_streaming");
+    const invalid = invalidBlocks(args);
+    if (invalid) return invalid;
     message.text = String(args.text ?? message.text);
     if (Array.isArray(args.blocks)) message.blocks = args.blocks;
     message.edits++;

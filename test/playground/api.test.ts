@@ -147,6 +147,23 @@ describe("playground HTTP API → ChatInbound", () => {
     });
   });
 
+  it("relays the everyone-here decision and refuses a click with any other decision", async () => {
+    const threadId = await newThread();
+    fixture.inbound.buttonReply = { kind: "none" };
+    const path = `/api/threads/${threadId}/approvals/1-abc`;
+    const before = fixture.inbound.events.length;
+    for (const decision of ["alwaysthread", "ALWAYS", "toString", "", 1]) {
+      expect((await fixture.api("POST", path, { user: ada, decision })).status).toBe(400);
+    }
+    expect(fixture.inbound.events.length).toBe(before);
+
+    expect((await fixture.api("POST", path, { user: ada, decision: "alwaysThread" })).status).toBe(200);
+    expect(fixture.inbound.events.at(-1)).toEqual({
+      kind: "button",
+      click: { thread: playgroundThread(threadId), approvalId: "1-abc", decision: "alwaysThread", user: ada },
+    });
+  });
+
   it("refuses cross-site, non-JSON, malformed and unknown requests without calling the inbound", async () => {
     const threadId = await newThread();
     const before = fixture.inbound.events.length;
@@ -260,6 +277,7 @@ describe("playground outbound (a worker's side) → Redis → browsers", () => {
     toolName: "deploy",
     argumentsText: "target: production",
     approvers: ["Ada"],
+    requesterName: "Ada",
     expiresAt: 1_900_000_000_000,
     state,
   });

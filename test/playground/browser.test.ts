@@ -183,6 +183,9 @@ describe("playground in a real browser", () => {
       await approve.waitFor();
       await page.locator(".card.pending", { hasText: "target: production" }).waitFor();
       await page.screenshot({ path: APPROVAL_SCREENSHOT });
+      // "Always allow" names whom it covers; with no approvers configured nobody could grant it to everyone.
+      await page.getByRole("button", { name: "Always allow deploy for Ada in this thread" }).waitFor();
+      expect(await page.locator(".card.pending [data-decision='alwaysThread']").count()).toBe(0);
       expect(deployCalls).toEqual([]);
       await approve.click();
       await page.locator(".card.approved", { hasText: "Approved by Ada" }).waitFor();

@@ -29,6 +29,16 @@ function card(root: FakeMessage): Promise<FakeMessage> {
   );
 }
 
+function labels(message: FakeMessage): string[] {
+  return (message.blocks ?? []).flatMap((block) =>
+    ((block as { elements?: { text?: { text?: string } }[] }).elements ?? []).flatMap((element) =>
+      element.text?.text !== undefined && (block as { type?: string }).type === "actions"
+        ? [element.text.text]
+        : [],
+    ),
+  );
+}
+
 function hasButtons(message: FakeMessage): boolean {
   return (message.blocks ?? []).some((block) => (block as { type?: string }).type === "actions");
 }
@@ -50,7 +60,18 @@ describe("approval cards on Slack", () => {
     const ids = (pending.blocks ?? []).flatMap((block) =>
       ((block as { elements?: { action_id?: string }[] }).elements ?? []).map((element) => element.action_id),
     );
-    expect(ids.filter((id) => id?.startsWith("threadline:"))).toHaveLength(3);
+    expect(ids.filter((id) => id?.startsWith("threadline:")).map((id) => id?.split(":")[1])).toEqual([
+      "approve",
+      "deny",
+      "always",
+      "alwaysThread",
+    ]);
+    expect(labels(pending)).toEqual([
+      "Approve",
+      "Deny",
+      "Always allow deploy for Alice in this thread",
+      "Always allow deploy for everyone here (approvers)",
+    ]);
     const click = e2e.slack.click(ALICE, pending, "threadline:approve:");
     await click.ack;
     await decided(pending, "Approved* by Alice");
@@ -76,7 +97,7 @@ describe("approval cards on Slack", () => {
     expect(toolResult(tag, 1)).toContain("denied by Carol");
   });
 
-  it("Always allow lets later calls of the tool in this thread run without a card", async () => {
+  it("Always allow lets the requester's later calls of the tool in this thread run without a card", async () => {
     const tag = e2e.tag(
       deploy("d3"),
       textReply("Deployed once."),
@@ -86,9 +107,58 @@ describe("approval cards on Slack", () => {
     const mention = e2e.mention(tag, "deploy");
     const pending = await card(mention);
     e2e.slack.click(ALICE, pending, "threadline:always:");
-    await decided(pending, "Always allowed");
+    await decided(pending, "Always allowed* `deploy` for Alice in this thread — by Alice");
     await e2e.waitForRunsEnded(mention);
     e2e.reply(mention, "again please");
+    await e2e.waitForRunsEnded(mention, 2);
+    expect(toolResult(tag, 3)).toBe("deployed api");
+    expect(e2e.botMessages(mention).filter((message) => message.blocks !== undefined)).toHaveLength(1);
+  });
+
+  it("Always allow covers only the requester: someone else's later call in the thread gets a card", async () => {
+    const tag = e2e.tag(
+      deploy("d9"),
+      textReply("Deployed for Alice."),
+      deploy("d10"),
+      textReply("Deployed for Bob."),
+    );
+    const mention = e2e.mention(tag, "deploy");
+    const first = await card(mention);
+    e2e.slack.click(ALICE, first, "threadline:always:");
+    await decided(first, "for Alice in this thread");
+    await e2e.waitForRunsEnded(mention);
+    e2e.reply(mention, "deploy again please", BOB);
+    const second = await e2e.slack.store.waitFor(
+      "a second card",
+      () => e2e.botMessages(mention).filter((message) => message.blocks !== undefined)[1],
+    );
+    expect(labels(second)).toContain("Always allow deploy for Bob in this thread");
+    e2e.slack.click(CAROL, second, "threadline:approve:");
+    await decided(second, "Approved* by Carol");
+    await e2e.waitForRunsEnded(mention, 2);
+    expect(toolResult(tag, 3)).toBe("deployed api");
+  });
+
+  it("an approver's Always allow for everyone lets anyone's later calls run; the requester may not grant it", async () => {
+    const tag = e2e.tag(
+      deploy("d11"),
+      textReply("Deployed once."),
+      deploy("d12"),
+      textReply("Deployed for Bob."),
+    );
+    const mention = e2e.mention(tag, "deploy");
+    const pending = await card(mention);
+    await e2e.slack.click(ALICE, pending, "threadline:alwaysThread:").ack;
+    const notice = await e2e.slack.store.waitFor("a notice to Alice", () =>
+      e2e.slack.store.ephemerals.find((entry) => entry.user === ALICE && entry.threadTs === mention.ts),
+    );
+    expect(notice.text).toContain("can't");
+    expect(hasButtons(pending)).toBe(true);
+    expect(pending.edits).toBe(0);
+    e2e.slack.click(CAROL, pending, "threadline:alwaysThread:");
+    await decided(pending, "Always allowed* `deploy` for everyone in this thread — by Carol");
+    await e2e.waitForRunsEnded(mention);
+    e2e.reply(mention, "deploy again please", BOB);
     await e2e.waitForRunsEnded(mention, 2);
     expect(toolResult(tag, 3)).toBe("deployed api");
     expect(e2e.botMessages(mention).filter((message) => message.blocks !== undefined)).toHaveLength(1);

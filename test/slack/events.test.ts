@@ -111,4 +111,16 @@ describe("Slack event normalization", () => {
     });
     expect(parseApprovalAction("something_else")).toBeUndefined();
   });
+
+  it("round-trips the everyone-here decision and refuses forged decisions", () => {
+    expect(parseApprovalAction(approvalActionId("alwaysThread", "a:b"))).toEqual({
+      decision: "alwaysThread",
+      approvalId: "a:b",
+    });
+    for (const forged of ["alwaysthread", "ALWAYS", "toString", "__proto__", "", "approve "]) {
+      expect(parseApprovalAction(`threadline:${forged}:12-abc`)).toBeUndefined();
+    }
+    expect(parseApprovalAction("threadline:approve:")).toBeUndefined();
+    expect(parseApprovalAction("threadline:approve")).toBeUndefined();
+  });
 });

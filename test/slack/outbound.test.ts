@@ -14,6 +14,12 @@ afterEach(async () => {
   await slack?.close();
 });
 
+/** The parts of a Block Kit block these tests read. */
+interface SlackBlock {
+  type: string;
+  elements?: { action_id: string; text: { text: string }; style?: string; confirm?: unknown }[];
+}
+
 const FAST_RETRY = { retries: 3, factor: 1, minTimeout: 10, maxTimeout: 50 };
 
 async function setup(options: FakeSlackOptions = {}, recipients?: RecipientStore) {
@@ -136,20 +142,31 @@ describe("SlackOutbound", () => {
       approvalId: "3-abc",
       toolName: "deploy",
       argumentsText: "service: <api>",
-      approvers: ["Alice"],
+      approvers: ["Alice", "<@U0CAROL>"],
+      requesterName: "Alice",
       expiresAt: Date.UTC(2030, 0, 1),
       state: { kind: "pending", waitingMessages: 0 },
     };
     const { id } = await outbound.postApproval(thread, card);
     const message = slack.store.get("C1", id)!;
-    const actions = (message.blocks as { type: string; elements?: { action_id: string }[] }[]).find(
-      (block) => block.type === "actions",
-    );
-    expect(actions?.elements?.map((element) => element.action_id)).toEqual([
-      "threadline:approve:3-abc",
-      "threadline:deny:3-abc",
-      "threadline:always:3-abc",
+    const rows = (message.blocks as SlackBlock[]).filter((block) => block.type === "actions");
+    expect(
+      rows.map((row) =>
+        row.elements?.map((element) => [element.action_id, element.text.text, element.style]),
+      ),
+    ).toEqual([
+      [
+        ["threadline:approve:3-abc", "Approve", "primary"],
+        ["threadline:deny:3-abc", "Deny", "danger"],
+        ["threadline:always:3-abc", "Always allow deploy for Alice in this thread", undefined],
+      ],
+      [["threadline:alwaysThread:3-abc", "Always allow deploy for everyone here (approvers)", undefined]],
     ]);
+    // The wider grant asks again before it is sent.
+    expect(rows[1]?.elements?.[0]?.confirm).toMatchObject({
+      title: { type: "plain_text", text: "Allow deploy for everyone?" },
+      confirm: { type: "plain_text", text: "Allow for everyone" },
+    });
     expect(message.text).toContain("service: &lt;api&gt;");
     await outbound.updateApproval(thread, id, {
       ...card,
@@ -157,6 +174,38 @@ describe("SlackOutbound", () => {
     });
     expect(message.text).toContain("*Denied* by Bob");
     expect((message.blocks as { type: string }[]).some((block) => block.type === "actions")).toBe(false);
+    await outbound.updateApproval(thread, id, {
+      ...card,
+      state: {
+        kind: "approved",
+        by: { id: "U0CAROL", name: "Carol" },
+        at: Date.UTC(2030, 0, 1),
+        always: true,
+        scope: "thread",
+      },
+    });
+    expect(message.text).toContain("*Always allowed* `deploy` for everyone in this thread — by Carol");
+  });
+
+  it("posts a card whose long tool and requester names still fit Slack's button and dialog limits", async () => {
+    const { outbound, thread } = await setup();
+    const { id } = await outbound.postApproval(thread, {
+      approvalId: "x".repeat(200),
+      toolName: `deploy_${"t".repeat(200)}`,
+      argumentsText: "a".repeat(5000),
+      approvers: ["r".repeat(120), "<@U0CAROL>"],
+      requesterName: `Requester ${"r".repeat(120)}`,
+      expiresAt: Date.UTC(2030, 0, 1),
+      state: { kind: "pending", waitingMessages: 0 },
+    });
+    const message = slack.store.get("C1", id)!;
+    const labels = (message.blocks as SlackBlock[])
+      .flatMap((block) => block.elements ?? [])
+      .map((element) => element.text.text);
+    expect(labels.slice(-2)).toEqual([
+      expect.stringMatching(/^Always allow deploy_t+… for Requester r+… in this thread$/),
+      expect.stringMatching(/^Always allow deploy_t+… for everyone here \(approvers\)$/),
+    ]);
   });
 
   it("sends private notices as ephemeral messages in the thread", async () => {

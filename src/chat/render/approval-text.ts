@@ -1,4 +1,4 @@
-import type { ApprovalCard, Dialect } from "../types.js";
+import type { ApprovalCard, ApprovalCardState, Dialect } from "../types.js";
 import { escapeMarkdown } from "./progress.js";
 
 /** Strings are never cut shorter than this while fitting arguments into `maxChars`. */
@@ -83,9 +83,91 @@ function safeSlice(text: string, length: number): string {
 }
 
 /**
+ * Who an approved card's "always" covers: `"requester"` (the default when `scope` is missing),
+ * `"thread"` (everyone in the thread), or `undefined` for a one-time approval.
+ */
+export function alwaysScope(state: ApprovalCardState): "requester" | "thread" | undefined {
+  if (state.kind !== "approved" || !state.always) return undefined;
+  return state.scope ?? "requester";
+}
+
+/** The requester's name as cards show it (`the requester` when the card has none). */
+export function requesterOf(card: Pick<ApprovalCard, "requesterName">): string {
+  // Cards stored before requesterName existed may lack it at run time.
+  const name: unknown = card.requesterName;
+  return typeof name === "string" && name.trim() !== "" ? name : "the requester";
+}
+
+/**
+ * Whether a pending card offers the second "Always allow … for everyone here" choice: only when someone
+ * besides the requester may decide (`approvers` lists the requester and the configured approvers), since
+ * the runs layer accepts that decision from configured approvers only.
+ */
+export function offersThreadGrant(card: Pick<ApprovalCard, "approvers" | "requesterName">): boolean {
+  return card.approvers.some((name) => name !== card.requesterName);
+}
+
+/** The labels of a pending approval card's buttons (plain text, no Markdown). */
+export interface ApprovalButtonLabels {
+  approve: string;
+  deny: string;
+  /** Decision `always`: "Always allow <tool> for <requester> in this thread". */
+  always: string;
+  /** Decision `alwaysThread`: "Always allow <tool> for everyone here (approvers)". */
+  alwaysThread: string;
+}
+
+/**
+ * The button labels of `card`, each at most `maxChars` characters (UTF-16 code units, which never
+ * undercounts a platform that counts code points). When the tool and requester names do not fit, they
+ * are shortened with `…` — the shorter name keeps up to half of the room, the longer one gets the rest —
+ * and the fixed words are kept, so the label still says who is covered. Pure; never throws.
+ */
+export function approvalButtonLabels(
+  card: Pick<ApprovalCard, "toolName" | "requesterName">,
+  maxChars: number,
+): ApprovalButtonLabels {
+  // Parts are fixed words (strings) and names ({ name }) that may be shortened.
+  const labelOf = (parts: (string | { name: string })[]) => {
+    const fixed = parts.reduce((sum, part) => sum + (typeof part === "string" ? part.length : 0), 0);
+    const names = parts.flatMap((part) => (typeof part === "string" ? [] : [part.name]));
+    const shortened = shareRoom(names, Math.max(0, maxChars - fixed));
+    const label = parts.map((part) => (typeof part === "string" ? part : (shortened.shift() ?? ""))).join("");
+    return label.length <= maxChars ? label : clip(label, maxChars);
+  };
+  const tool = { name: card.toolName };
+  return {
+    approve: clip("Approve", maxChars),
+    deny: clip("Deny", maxChars),
+    always: labelOf(["Always allow ", tool, " for ", { name: requesterOf(card) }, " in this thread"]),
+    alwaysThread: labelOf(["Always allow ", tool, " for everyone here (approvers)"]),
+  };
+}
+
+/** Shortens `names` to share `room` characters: shortest first, each at most its fair share of what is left. */
+function shareRoom(names: string[], room: number): string[] {
+  const fitted = [...names];
+  const order = names.map((_, index) => index).sort((a, b) => names[a]!.length - names[b]!.length);
+  let left = room;
+  order.forEach((index, position) => {
+    const share = Math.floor(left / (order.length - position));
+    fitted[index] = clip(names[index]!, share);
+    left -= fitted[index]!.length;
+  });
+  return fitted;
+}
+
+/** `text` cut to `max` characters with a final `…`, never splitting a surrogate pair. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return max <= 0 ? "" : `${safeSlice(text, max - 1)}…`;
+}
+
+/**
  * The plain-text fallback of an approval card in `dialect` (Slack mrkdwn, or Markdown for Discord and
  * the playground): the tool, its arguments in a code block, who may decide and when it expires while
- * pending, or the decision with who made it and when. Slack and Discord get native timestamps that
+ * pending, or the decision with who made it and when — for "always", whom it covers ("for <requester>" or
+ * "for everyone" in this thread). Slack and Discord get native timestamps that
  * render in the reader's time zone; Markdown gets UTC. `card.approvers` are inserted verbatim (so
  * platform mentions such as `<@U123>` work); names of deciders are escaped. Never throws.
  */
@@ -109,13 +191,17 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
       }
       break;
     }
-    case "approved":
+    case "approved": {
+      const by = `by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`;
+      const scope = alwaysScope(state);
+      const whom = scope === "thread" ? "everyone" : text(requesterOf(card));
       lines.push(
-        state.always
-          ? `✅ ${bold("Always allowed")} ${tool} in this thread — by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`
-          : `✅ ${bold("Approved")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`,
+        scope
+          ? `✅ ${bold("Always allowed")} ${tool} for ${whom} in this thread — ${by}`
+          : `✅ ${bold("Approved")} ${by}`,
       );
       break;
+    }
     case "denied":
       lines.push(
         `❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`,

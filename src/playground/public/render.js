@@ -57,6 +57,9 @@ export function renderBody(element, message) {
     message.editedAt && message.kind === "user" ? "(edited)" : "";
 }
 
+/** The requester's name as cards show it (cards stored before it existed have none). */
+const requesterOf = (card) => (card.requesterName?.trim() ? card.requesterName : "the requester");
+
 function cardHtml(card) {
   const s = card.state;
   const tool = `<code>${escapeHtml(card.toolName)}</code>`;
@@ -73,13 +76,22 @@ function cardHtml(card) {
       html += `<div class="card-buttons">
         <button type="button" class="approve" data-approval="${id}" data-decision="approve">Approve</button>
         <button type="button" class="deny" data-approval="${id}" data-decision="deny">Deny</button>
-        <button type="button" class="always" data-approval="${id}" data-decision="always">Always allow ${tool} in this thread</button>
+        <button type="button" class="always" data-approval="${id}" data-decision="always">Always allow ${tool} for ${escapeHtml(requesterOf(card))} in this thread</button>
+      </div>`;
+      // The wider grant sits on its own row, styled as secondary (the runs layer accepts it from approvers only).
+      // Cards stored before requesterName existed list the requester first.
+      const requester = card.requesterName ?? card.approvers[0];
+      if (card.approvers.some((name) => name !== requester))
+        html += `<div class="card-buttons card-buttons-secondary">
+        <button type="button" class="always-thread" data-approval="${id}" data-decision="alwaysThread">Always allow ${tool} for everyone here (approvers)</button>
       </div>`;
       break;
     }
-    case "approved":
-      html += `<p class="card-decision">✅ ${s.always ? `Always allowed ${tool} in this thread` : "Approved"} by ${by(s.by)} · ${clock(s.at)}</p>`;
+    case "approved": {
+      const whom = (s.scope ?? "requester") === "thread" ? "everyone" : escapeHtml(requesterOf(card));
+      html += `<p class="card-decision">✅ ${s.always ? `Always allowed ${tool} for ${whom} in this thread` : "Approved"} by ${by(s.by)} · ${clock(s.at)}</p>`;
       break;
+    }
     case "denied":
       html += `<p class="card-decision">❌ Denied by ${by(s.by)} · ${clock(s.at)}</p>`;
       break;

@@ -1,3 +1,4 @@
+import { componentErrors } from "./components.js";
 import type { FakeGateway } from "./gateway.js";
 import type { FakeInteraction } from "./interactions.js";
 import { discordError, type FakeRest, type RestReply } from "./rest.js";
@@ -226,6 +227,8 @@ function invalidBody(body: Record<string, unknown>): RestReply | undefined {
       },
     });
   }
+  const components = componentErrors(body.components);
+  if (components) return discordError(400, 50035, "Invalid Form Body", components);
   if (content.trim() === "" && embeds.length === 0)
     return discordError(400, 50006, "Cannot send an empty message");
   return undefined;

@@ -1,0 +1,76 @@
+/**
+ * The part of Slack's Block Kit validation the bot's messages can hit: Slack refuses a message whose
+ * blocks break a limit with `invalid_blocks` (and an `errors` list) instead of cutting anything
+ * (https://docs.slack.dev/reference/methods/chat.postMessage, error `invalid_blocks`;
+ * https://docs.slack.dev/reference/methods/blocks.validate). Limits:
+ * - a block's `block_id` ≤ 255 characters and unique in the message
+ *   (https://docs.slack.dev/reference/block-kit/blocks);
+ * - a section's text ≤ 3000 (https://docs.slack.dev/reference/block-kit/blocks/section-block);
+ * - an actions block ≤ 25 elements (https://docs.slack.dev/reference/block-kit/blocks/actions-block);
+ * - a button's `text` is plain_text ≤ 75, `action_id` ≤ 255 and unique in the message, `value` ≤ 2000,
+ *   `style` only `primary` or `danger` (https://docs.slack.dev/reference/block-kit/block-elements/button-element);
+ * - a confirmation dialog's `title` ≤ 100, `text` ≤ 300, `confirm` and `deny` ≤ 30, all present
+ *   (https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object).
+ * Lengths are counted in characters (code points).
+ */
+export function blockErrors(blocks: unknown[]): string[] {
+  const errors: string[] = [];
+  const blockIds = new Set<string>();
+  const actionIds = new Set<string>();
+  const unique = (seen: Set<string>, id: unknown, where: string) => {
+    if (typeof id !== "string") return;
+    if (seen.has(id)) errors.push(`${where}: duplicate id ${id}`);
+    seen.add(id);
+  };
+  blocks.forEach((raw, index) => {
+    const block = raw as Record<string, unknown>;
+    const where = `/${index}`;
+    tooLong(errors, `${where}/block_id`, block.block_id, 255);
+    unique(blockIds, block.block_id, `${where}/block_id`);
+    if (block.type === "section") tooLong(errors, `${where}/text`, textOf(block.text), 3000);
+    if (block.type !== "actions") return;
+    const elements = Array.isArray(block.elements) ? (block.elements as Record<string, unknown>[]) : [];
+    if (elements.length === 0 || elements.length > 25) errors.push(`${where}/elements: 1 to 25 elements`);
+    elements.forEach((element, position) => {
+      if (element.type !== "button") return;
+      const at = `${where}/elements/${position}`;
+      plainText(errors, `${at}/text`, element.text, 75);
+      tooLong(errors, `${at}/action_id`, element.action_id, 255);
+      unique(actionIds, element.action_id, `${at}/action_id`);
+      tooLong(errors, `${at}/value`, element.value, 2000);
+      if (element.style !== undefined && element.style !== "primary" && element.style !== "danger") {
+        errors.push(`${at}/style: must be primary or danger`);
+      }
+      if (element.confirm !== undefined) confirmErrors(errors, `${at}/confirm`, element.confirm);
+    });
+  });
+  return errors;
+}
+
+function confirmErrors(errors: string[], where: string, raw: unknown): void {
+  const confirm = (raw ?? {}) as Record<string, unknown>;
+  plainText(errors, `${where}/title`, confirm.title, 100);
+  if (textOf(confirm.text) === undefined) errors.push(`${where}/text: required`);
+  tooLong(errors, `${where}/text`, textOf(confirm.text), 300);
+  plainText(errors, `${where}/confirm`, confirm.confirm, 30);
+  plainText(errors, `${where}/deny`, confirm.deny, 30);
+}
+
+function plainText(errors: string[], where: string, raw: unknown, max: number): void {
+  const text = raw as { type?: unknown } | undefined;
+  if (text?.type !== "plain_text" || textOf(text) === undefined) {
+    errors.push(`${where}: must be a plain_text object`);
+    return;
+  }
+  tooLong(errors, where, textOf(text), max);
+}
+
+function textOf(raw: unknown): string | undefined {
+  const text = (raw as { text?: unknown } | undefined)?.text;
+  return typeof text === "string" ? text : undefined;
+}
+
+function tooLong(errors: string[], where: string, value: unknown, max: number): void {
+  if (typeof value === "string" && [...value].length > max)
+    errors.push(`${where}: more than ${max} characters`);
+}
