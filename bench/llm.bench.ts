@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import type { AssistantMessageEvent, LlmContext, ToolCall } from "../src/agent/index.js";
 import {
+  createHttpFetch,
   createNodeHttpFetch,
   createOpenAIStreamFn,
   type OpenAIFetch,
@@ -253,11 +254,12 @@ async function main(): Promise<void> {
   const rounds = roundsArg >= 0 ? Number(process.argv[roundsArg + 1]) : 7;
   const { child, baseURL } = await startServerProcess();
   const globalFetch: OpenAIFetch = globalThis.fetch;
-  const nodeFetch = createNodeHttpFetch();
+  // The stream function's default fetch: undici over a keep-alive Agent.
+  const nodeFetch = createHttpFetch();
   const nodeFetchNoKeepAlive = createNodeHttpFetch({ httpAgent: new http.Agent({ keepAlive: false }) });
 
   const BARE_GLOBAL = "bare SDK loop, global fetch";
-  const BARE_NODE = "bare SDK loop, node:http fetch";
+  const BARE_NODE = "bare SDK loop, undici Agent fetch";
   const bareGlobal: Variant = { name: BARE_GLOBAL, run: bareSdk(baseURL, globalFetch) };
   const bareNode: Variant = { name: BARE_NODE, run: bareSdk(baseURL, nodeFetch) };
   const fnGlobal: Variant = {
@@ -266,7 +268,7 @@ async function main(): Promise<void> {
     vs: BARE_GLOBAL,
   };
   const fnDefault: Variant = {
-    name: "stream fn, default (node:http fetch)",
+    name: "stream fn, default (undici Agent fetch)",
     run: adapter(baseURL),
     vs: BARE_NODE,
   };
@@ -321,7 +323,11 @@ async function main(): Promise<void> {
           run: adapter(baseURL, { fetch: nodeFetchNoKeepAlive }),
         },
         { ...bareNode, name: `${BARE_NODE} (keep-alive)` },
-        { ...fnDefault, name: "stream fn, default (node:http keep-alive)", vs: `${BARE_NODE} (keep-alive)` },
+        {
+          ...fnDefault,
+          name: "stream fn, default (undici Agent keep-alive)",
+          vs: `${BARE_NODE} (keep-alive)`,
+        },
       ],
     },
     {
@@ -336,7 +342,7 @@ async function main(): Promise<void> {
           name: "stream fn, global fetch (undici keep-alive)",
           run: adapter(baseURL, { fetch: globalFetch }),
         },
-        { name: "stream fn, default (node:http keep-alive)", run: adapter(baseURL) },
+        { name: "stream fn, default (undici Agent keep-alive)", run: adapter(baseURL) },
       ],
     },
   ];

@@ -2,14 +2,9 @@ import type { Env, ThreadlineConfig } from "../config/index.js";
 import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../llm/index.js";
 import type { AgentSetup, RunLogger, RunTool } from "../runs/index.js";
 import type { AnyToolDefinition } from "../tools/index.js";
-import {
-  contextTransformFor,
-  modelSettings,
-  runToolsFactory,
-  systemPromptOf,
-  toolDefinitions,
-} from "./agent-config.js";
+import { modelSettings, runToolsFactory, systemPromptOf, toolDefinitions } from "./agent-config.js";
 import { missingModelHint, unconfiguredModelStreamFn } from "./model-hint.js";
+import { adaptiveModelWindow } from "./model-window.js";
 
 export const DEFAULT_SYSTEM_PROMPT = [
   "You are Threadline, an assistant that works inside a chat thread (Slack or Discord).",
@@ -20,7 +15,8 @@ export const DEFAULT_SYSTEM_PROMPT = [
 /**
  * The agent every run gets: the configured OpenAI-compatible model, the system prompt, the tools (`tools`
  * first, then built-ins, the config module's and MCP servers', bound per run to the thread's workspace),
- * and a context manager that keeps requests inside the model's window. Without a model (no
+ * and a context manager that keeps requests inside the model's window (learned from the server's
+ * `/models` and its "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (no
  * `OPENAI_API_KEY`, no `OPENAI_BASE_URL`) every run ends with a sentence saying what to set.
  */
 export function agentSetupFromEnv(
@@ -31,6 +27,7 @@ export function agentSetupFromEnv(
   const config = settings.config ?? {};
   const { model: modelOptions, provider: options, window } = modelSettings(env, config);
   const hint = missingModelHint(env);
+  const adaptive = adaptiveModelWindow(env, config, window, options, settings.log);
   const setup: AgentSetup = {
     model: openAIModel(modelOptions),
     streamFn: hint ? unconfiguredModelStreamFn(hint) : createOpenAIStreamFn(options),
@@ -38,7 +35,7 @@ export function agentSetupFromEnv(
     systemPrompt: systemPromptOf(config, DEFAULT_SYSTEM_PROMPT),
     tools: runToolsFactory(env, config, toolDefinitions(config, settings.mcpTools), tools),
   };
-  setup.contextTransform = contextTransformFor(setup, window, config, settings.log);
+  setup.contextTransform = adaptive.contextTransform(setup);
   return setup;
 }
 

@@ -3,6 +3,13 @@
  * (through the official `openai` SDK), the conversions it uses, an endpoint probe for `doctor`, and the
  * context manager that keeps long threads inside the model's context window.
  */
+
+export {
+  type ContextRecoveryOptions,
+  createContextRecovery,
+  fitMessages,
+  type ModelWindow,
+} from "./context-fit.js";
 export {
   type ContextEvent,
   type ContextManagerOptions,
@@ -83,7 +90,13 @@ export {
 } from "./openai-model.js";
 export type { ContextExceededInfo } from "./openai-response.js";
 export { type JsonSchema, toolParametersSchema, toolsToOpenAI } from "./openai-tools.js";
-export { type ProbeOptions, type ProbeResult, probeModelEndpoint } from "./probe.js";
+export {
+  contextWindowOf,
+  type ProbeOptions,
+  type ProbeResult,
+  probeModelEndpoint,
+  serverContextWindow,
+} from "./probe.js";
 export {
   ABORTED_MESSAGE,
   CUT_OFF_MESSAGE,

@@ -162,7 +162,7 @@ export function buildChatRequest(
 export function createOpenAIStreamFn(provider: OpenAIProviderOptions = {}): StreamFn {
   const poolOptions: ConstructorParameters<typeof OpenAIClientPool>[0] = {};
   if (provider.headers) poolOptions.defaultHeaders = provider.headers;
-  poolOptions.fetch = provider.fetch ?? createHttpFetch();
+  poolOptions.fetch = wrapErrorBodies(provider.fetch ?? createHttpFetch());
   if (provider.organization) poolOptions.organization = provider.organization;
   if (provider.project) poolOptions.project = provider.project;
   const pool = new OpenAIClientPool(poolOptions);
@@ -268,6 +268,37 @@ async function smallerContext(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Error answers whose JSON is the error itself (`{"object":"error","message":…}`, as older vLLM and
+ * others send) are re-wrapped as `{"error": …}`: the SDK reads only the `error` key and would drop them.
+ */
+function wrapErrorBodies(fetchImpl: OpenAIFetch): OpenAIFetch {
+  return async (input, init) => {
+    const response = await fetchImpl(input, init);
+    if (response.ok || !(response.headers.get("content-type") ?? "").includes("json")) return response;
+    const text = await response.text();
+    let body = text;
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown> | null;
+      if (
+        parsed &&
+        typeof parsed === "object" &&
+        !("error" in parsed) &&
+        typeof parsed.message === "string"
+      ) {
+        body = JSON.stringify({ error: parsed });
+      }
+    } catch {
+      // Not JSON after all: hand it on unchanged.
+    }
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
 }
 
 /** The SDK wants a positive integer. */

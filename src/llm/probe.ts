@@ -21,8 +21,62 @@ export interface ProbeOptions {
 
 /** The verdict of a probe: `ok` with how it was established, or the failure that stopped it. */
 export type ProbeResult =
-  | { ok: true; verdict: string; via: "models" | "chat"; models?: string[] }
+  | { ok: true; verdict: string; via: "models" | "chat"; models?: string[]; contextWindow?: number }
   | { ok: false; verdict: string; failure: ProviderFailure; models?: string[] };
+
+/**
+ * The context window a `GET /models` entry reports, in tokens: llama.cpp `meta.n_ctx` (the running
+ * window; `n_ctx_train` as a fallback, https://github.com/NousResearch/hermes-agent/pull/64904), vLLM
+ * `max_model_len`, OpenRouter / Together `context_length`, Groq `context_window`, Mistral
+ * `max_context_length`. OpenAI, Ollama's `/v1/models` and LM Studio's report none.
+ */
+export function contextWindowOf(entry: unknown): number | undefined {
+  if (!entry || typeof entry !== "object") return undefined;
+  const record = entry as Record<string, unknown>;
+  const meta = (typeof record.meta === "object" && record.meta !== null ? record.meta : {}) as Record<
+    string,
+    unknown
+  >;
+  for (const value of [
+    meta.n_ctx,
+    record.max_model_len,
+    record.context_length,
+    record.context_window,
+    record.max_context_length,
+    meta.n_ctx_train,
+  ]) {
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  }
+  return undefined;
+}
+
+/** The entry for `model` in a model list: by id, else the only entry (llama.cpp lists its GGUF path). */
+function entryFor(entries: readonly { id: string }[], model: string): { id: string } | undefined {
+  return entries.find((entry) => entry.id === model) ?? (entries.length === 1 ? entries[0] : undefined);
+}
+
+/**
+ * The context window the server reports for `model` in `GET /models`, or `undefined` (no list, no
+ * figure, or any failure). No retries; never throws.
+ */
+export async function serverContextWindow(options: ProbeOptions): Promise<number | undefined> {
+  const ownFetch = options.fetch ? undefined : createHttpFetch();
+  try {
+    const client = new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as OpenAIFetch) }).get(
+      options.baseURL,
+    );
+    const page = await client.models.list({
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 10_000,
+      headers: { ...options.headers, ...authHeaders(options.apiKey) },
+    });
+    return contextWindowOf(entryFor(page.data, options.model));
+  } catch {
+    return undefined;
+  } finally {
+    ownFetch?.destroy();
+  }
+}
 
 const LISTED_IN_VERDICT = 8;
 
@@ -58,17 +112,22 @@ async function probe(options: ProbeOptions, pool: OpenAIClientPool): Promise<Pro
   };
 
   let models: string[] | undefined;
+  let listedWindow: number | undefined;
   try {
     const page = await client.models.list(requestOptions);
     models = page.data.map((entry) => entry.id);
     if (models.includes(options.model)) {
-      return {
+      const result: ProbeResult = {
         ok: true,
         via: "models",
         models,
         verdict: `Model "${options.model}" is available at ${where} (${models.length} models listed).`,
       };
+      const window = contextWindowOf(entryFor(page.data, options.model));
+      if (window !== undefined) result.contextWindow = window;
+      return result;
     }
+    listedWindow = contextWindowOf(entryFor(page.data, options.model));
   } catch (err) {
     const status = err instanceof APIError ? err.status : undefined;
     // A server without a model list (404/405/501…) may still serve chat; anything else is final.
@@ -92,6 +151,7 @@ async function probe(options: ProbeOptions, pool: OpenAIClientPool): Promise<Pro
       verdict: `Model "${options.model}" answered at ${where}${note}.`,
     };
     if (models) result.models = models;
+    if (listedWindow !== undefined) result.contextWindow = listedWindow;
     return result;
   } catch (err) {
     const failure = describeProviderFailure(err, context);
