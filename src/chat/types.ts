@@ -66,8 +66,11 @@ export interface ReactionEvent {
   added: boolean;
 }
 
-/** What an approval button asks for. */
-export type ApprovalDecision = "approve" | "deny" | "always";
+/**
+ * What an approval button asks for. `always` allows the tool in this thread for the run's requester;
+ * `alwaysThread` (approvers only) allows it for everyone in the thread.
+ */
+export type ApprovalDecision = "approve" | "deny" | "always" | "alwaysThread";
 
 /** A click on an approval card's button. */
 export interface ButtonClick {
@@ -85,7 +88,15 @@ export interface PostedMessage {
 /** Lifecycle of an approval card as shown in the chat. */
 export type ApprovalCardState =
   | { kind: "pending"; waitingMessages: number }
-  | { kind: "approved"; by: ChatUser; at: number; always: boolean }
+  | {
+      kind: "approved";
+      by: ChatUser;
+      at: number;
+      /** True when the tool is now always allowed (see `scope`). */
+      always: boolean;
+      /** Who an "always" covers: the requester (default) or everyone in the thread. */
+      scope?: "requester" | "thread";
+    }
   | { kind: "denied"; by: ChatUser; at: number }
   | { kind: "expired"; at: number }
   | { kind: "cancelled"; reason: string };
@@ -98,6 +109,8 @@ export interface ApprovalCard {
   argumentsText: string;
   /** Display names (or mentions) of who may decide. */
   approvers: string[];
+  /** Display name of the run's requester: "Always allow" covers them only, and the button says so. */
+  requesterName: string;
   expiresAt: number;
   state: ApprovalCardState;
 }

@@ -1,18 +1,22 @@
+import { randomBytes } from "node:crypto";
 import type { ApprovalCard, ApprovalCardState, ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
-import type { BusEvent, EventBus } from "./bus.js";
-import { threadKeys } from "./keys.js";
-import { type ScriptedRedis, threadKeyList } from "./scripts.js";
+import { approvalEventKey, type EventBus } from "./bus.js";
+import type { ThreadScripts } from "./thread-scripts.js";
+import { parseUser } from "./thread-store.js";
 
 /** How an approval ended. */
 export type ApprovalVerdict =
-  | { kind: "approved"; by: ChatUser | undefined; always: boolean }
+  | { kind: "approved"; by: ChatUser | undefined; always: false | "requester" | "thread" }
   | { kind: "denied"; by: ChatUser | undefined }
   | { kind: "expired" }
-  | { kind: "cancelled" };
+  | { kind: "cancelled" }
+  /** This run lost its lease while asking: another claim owns the thread now. */
+  | { kind: "lost" };
 
 /** One tool call waiting for a human. */
 export interface ApprovalRequest {
-  approvalId: string;
+  /** The run-unique key of the call (see `ThreadKeys.calls`). */
+  callKey: string;
   toolCallId: string;
   toolName: string;
   /** Readable rendering of the arguments, shown on the card. */
@@ -23,117 +27,131 @@ export interface ApprovalRequest {
 
 /** What the gate needs from its run. */
 export interface ApprovalGateOptions {
-  scripts: ScriptedRedis;
+  scripts: ThreadScripts;
   bus: EventBus;
-  prefix: string;
   thread: ThreadRef;
   threadId: string;
   runId: string;
+  /** The run's fencing token: a gate of a claim that lost the lease creates no record and posts no card. */
+  token: () => string;
+  /** Approval ids the run's earlier claims created, by call key (from the start script). */
+  known: Record<string, string>;
   outbound: ChatOutbound;
   /** Users besides the requester who may decide. */
   approvers: string[];
   timeoutMs: number;
-  /** How long a decided record is kept, for late clicks. */
+  /** How long a decided record is kept, for late clicks; also the thread's retention. */
   retentionMs: number;
   onError?: (err: unknown, operation: string) => void;
 }
 
+/** A new approval id: random, so it says nothing about transcript positions and never repeats across threads. */
+export function newApprovalId(): string {
+  return randomBytes(9).toString("base64url");
+}
+
 /**
- * Pending approvals in Redis: the record is created once (idempotently, so a resumed run finds it and the
- * card's buttons keep working), the decision arrives through pub/sub and is re-read from the record so a
- * decision made while no worker listened is not missed. No decision before expiry means deny.
+ * Pending approvals in Redis. The record is created once per call (fenced and idempotent: a resumed run
+ * finds the id its predecessor used, so the card's buttons keep working). A decision is state in the record:
+ * the pub/sub event only wakes the waiter, which then reads the verdict from the thread's own record — and
+ * {@link ApprovalGate.recheck} (on every heartbeat and bus reconnect) reads it too, so a click published
+ * while the subscriber reconnected is not missed. No decision before expiry means deny.
  */
 export class ApprovalGate {
+  private readonly waiting = new Map<string, () => void>();
+
   constructor(private readonly options: ApprovalGateOptions) {}
 
-  private keys(approvalId: string): string[] {
-    const keys = threadKeys(this.options.prefix, this.options.threadId);
-    return [...threadKeyList(keys), keys.approval(approvalId)];
+  /** Reads every pending record again and wakes the waiters whose request was decided. Never throws. */
+  recheck(): void {
+    for (const wake of this.waiting.values()) wake();
   }
 
   /** Asks (or resumes asking) and waits for the verdict. Never throws for chat failures. */
   async request(request: ApprovalRequest, waitingMessages: number): Promise<ApprovalVerdict> {
-    const { scripts, timeoutMs, retentionMs } = this.options;
-    const keys = this.keys(request.approvalId);
-    const approvalKey = keys[keys.length - 1]!;
-    const expiresAt = Date.now() + timeoutMs;
-    const allowed = `,${[request.requester.id, ...this.options.approvers].join(",")},`;
-    const created = (await scripts.run("tlCreateApproval", keys, [
-      timeoutMs + retentionMs,
-      "tool",
-      request.toolName,
-      "toolCallId",
-      request.toolCallId,
-      "runId",
-      this.options.runId,
-      "argumentsText",
-      request.argumentsText,
-      "requester",
-      JSON.stringify(request.requester),
-      "allowed",
-      allowed,
-      "expiresAt",
-      expiresAt,
-    ])) as string[];
+    const { scripts, threadId, timeoutMs, retentionMs } = this.options;
+    const approvalId =
+      this.options.known[request.callKey] ??
+      (await scripts.redis.hget(scripts.keys(threadId).approvals, request.callKey)) ??
+      newApprovalId();
+    this.options.known[request.callKey] = approvalId;
+    const approvalKey = scripts.keys(threadId).approval(approvalId);
+    const created = await scripts.createApproval(
+      threadId,
+      {
+        token: this.options.token(),
+        callKey: request.callKey,
+        approvalId,
+        ttlMs: timeoutMs + retentionMs,
+        retention: retentionMs,
+      },
+      {
+        tool: request.toolName,
+        toolCallId: request.toolCallId,
+        runId: this.options.runId,
+        argumentsText: request.argumentsText,
+        requester: JSON.stringify(request.requester),
+        requesterId: request.requester.id,
+        allowed: `,${[request.requester.id, ...this.options.approvers].join(",")},`,
+        expiresAt: Date.now() + timeoutMs,
+      },
+    );
+    if (created.kind === "lost") return { kind: "lost" };
 
-    // Subscribe before reading the record so a decision between the two is not missed.
-    let resolveEvent!: (event: BusEvent) => void;
-    const decided = new Promise<BusEvent>((resolve) => {
-      resolveEvent = resolve;
-    });
-    const unsubscribe = this.options.bus.on(request.approvalId, resolveEvent);
+    // Listen before reading the record so a decision between the two is not missed.
+    const wakeup = new Wakeup();
+    const unsubscribe = this.options.bus.on(approvalEventKey(threadId, approvalId), () => wakeup.wake());
+    this.waiting.set(approvalId, () => wakeup.wake());
     try {
       const record = await scripts.redis.hgetall(approvalKey);
-      const card = this.card(request, record, waitingMessages);
+      const card = this.card(approvalId, request, record, waitingMessages);
       let cardMessageId = record.cardMessageId;
-      if (created[0] === "created" || !cardMessageId) {
+      if (created.kind === "created" || !cardMessageId) {
         cardMessageId = await this.postCard(card);
         if (cardMessageId) await scripts.redis.hset(approvalKey, "cardMessageId", cardMessageId);
       }
-      const verdict =
-        record.status && record.status !== "pending"
-          ? verdictOf(record)
-          : await this.wait(request, record, decided);
+      const verdict = await this.wait(approvalId, request, record, wakeup);
       // The card update is a chat API call: keep it off the path to the tool's execution.
-      void this.showVerdict(card, verdict, cardMessageId);
+      if (verdict.kind !== "lost") void this.showVerdict(card, verdict, cardMessageId);
       return verdict;
     } finally {
+      this.waiting.delete(approvalId);
       unsubscribe();
     }
   }
 
   private async wait(
+    approvalId: string,
     request: ApprovalRequest,
-    record: Record<string, string>,
-    decided: Promise<BusEvent>,
+    first: Record<string, string>,
+    wakeup: Wakeup,
   ): Promise<ApprovalVerdict> {
-    const expiresAt = Number(record.expiresAt);
+    const { scripts, threadId } = this.options;
+    const approvalKey = scripts.keys(threadId).approval(approvalId);
+    const expiresAt = Number(first.expiresAt);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
-    const expired = new Promise<"expired">((resolve) => {
+    const ended = new Promise<"expired" | "cancelled">((resolve) => {
       timer = setTimeout(() => resolve("expired"), Math.max(0, expiresAt - Date.now()));
-    });
-    const aborted = new Promise<"cancelled">((resolve) => {
       onAbort = () => resolve("cancelled");
       if (request.signal?.aborted) onAbort();
       else request.signal?.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      const first = await Promise.race([decided, expired, aborted]);
-      if (typeof first !== "string") {
-        if (first.type === "approval" && first.status !== "expired") {
-          return eventVerdict(first.status, first.by);
+      let record = first;
+      for (;;) {
+        if (record.status && record.status !== "pending") return verdictOf(record);
+        const next = await Promise.race([wakeup.wait().then(() => "woken" as const), ended]);
+        if (next === "woken") {
+          // The event (or a recheck) only says "look": the verdict is what this thread's record says.
+          record = await scripts.redis.hgetall(approvalKey);
+          continue;
         }
-        return { kind: "expired" };
+        // Settle atomically: a click that landed just before wins over the timeout or the abort.
+        const status = await scripts.settleApproval(threadId, approvalId, { status: next, now: Date.now() });
+        if (status === next || status === undefined) return { kind: next };
+        return verdictOf(await scripts.redis.hgetall(approvalKey));
       }
-      // Settle atomically: a click that landed just before wins over the timeout or the abort.
-      const status = await this.options.scripts.run("tlSettleApproval", this.keys(request.approvalId), [
-        first,
-        Date.now(),
-      ]);
-      if (status === first || typeof status !== "string") return { kind: first };
-      const record2 = await this.options.scripts.redis.hgetall(this.keys(request.approvalId).at(-1)!);
-      return verdictOf(record2);
     } finally {
       clearTimeout(timer);
       if (onAbort) request.signal?.removeEventListener("abort", onAbort);
@@ -141,15 +159,17 @@ export class ApprovalGate {
   }
 
   private card(
+    approvalId: string,
     request: ApprovalRequest,
     record: Record<string, string>,
     waitingMessages: number,
   ): ApprovalCard {
     return {
-      approvalId: request.approvalId,
+      approvalId,
       toolName: request.toolName,
       argumentsText: record.argumentsText ?? request.argumentsText,
       approvers: [request.requester.name, ...this.options.approvers.map((id) => `<@${id}>`)],
+      requesterName: request.requester.name,
       expiresAt: Number(record.expiresAt),
       state: { kind: "pending", waitingMessages },
     };
@@ -170,7 +190,13 @@ export class ApprovalGate {
     const unknown: ChatUser = { id: "", name: "someone" };
     const state: ApprovalCardState =
       verdict.kind === "approved"
-        ? { kind: "approved", by: verdict.by ?? unknown, at: now, always: verdict.always }
+        ? {
+            kind: "approved",
+            by: verdict.by ?? unknown,
+            at: now,
+            always: verdict.always !== false,
+            ...(verdict.always ? { scope: verdict.always } : {}),
+          }
         : verdict.kind === "denied"
           ? { kind: "denied", by: verdict.by ?? unknown, at: now }
           : verdict.kind === "expired"
@@ -184,22 +210,47 @@ export class ApprovalGate {
   }
 }
 
-function eventVerdict(status: string, by: ChatUser | undefined): ApprovalVerdict {
-  if (status === "approved" || status === "always")
-    return { kind: "approved", by, always: status === "always" };
-  if (status === "denied") return { kind: "denied", by };
-  if (status === "cancelled") return { kind: "cancelled" };
-  return { kind: "expired" };
+/** A wake-up that is not lost when it comes while nobody waits: the next `wait` returns at once. */
+class Wakeup {
+  private pending = false;
+  private resolve: (() => void) | undefined;
+
+  wake(): void {
+    this.pending = true;
+    this.resolve?.();
+  }
+
+  wait(): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.resolve = () => {
+        this.pending = false;
+        this.resolve = undefined;
+        resolve();
+      };
+    });
+  }
 }
 
 function verdictOf(record: Record<string, string>): ApprovalVerdict {
-  let by: ChatUser | undefined;
-  try {
-    by = record.decidedBy ? (JSON.parse(record.decidedBy) as ChatUser) : undefined;
-  } catch {
-    by = undefined;
+  const by = parseUser(record.decidedBy);
+  switch (record.status) {
+    case "approved":
+      return { kind: "approved", by, always: false };
+    case "always":
+      return { kind: "approved", by, always: "requester" };
+    case "alwaysThread":
+      return { kind: "approved", by, always: "thread" };
+    case "denied":
+      return { kind: "denied", by };
+    case "cancelled":
+      return { kind: "cancelled" };
+    default:
+      return { kind: "expired" };
   }
-  return eventVerdict(record.status ?? "expired", by);
 }
 
 /** The text the model reads when a call was not approved. */
@@ -212,6 +263,7 @@ export function verdictReason(verdict: ApprovalVerdict): string | undefined {
     case "expired":
       return "approval timed out";
     case "cancelled":
+    case "lost":
       return "Operation aborted";
   }
 }

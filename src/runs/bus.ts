@@ -9,21 +9,31 @@ export type BusEvent =
       type: "approval";
       approvalId: string;
       threadId: string;
-      status: "approved" | "denied" | "always" | "expired";
+      runId?: string;
+      status: "approved" | "denied" | "always" | "alwaysThread" | "expired";
       by?: ChatUser;
       at?: number;
     };
 
 type Handler = (event: BusEvent) => void;
 
+/** The key an approval event is dispatched by: its thread and id together (ids are only unique per thread). */
+export function approvalEventKey(threadId: string, approvalId: string): string {
+  return `approval\u0000${threadId}\u0000${approvalId}`;
+}
+
 /**
  * One subscriber connection per process, dispatching abort and approval events to whoever waits for
- * them by run id or approval id. Cheap per waiter: a map entry.
+ * them by run id or by (thread, approval id). Cheap per waiter: a map entry. Pub/sub is only the fast
+ * path: a message published while the subscriber reconnects is lost, so waiters also read the state in
+ * Redis on {@link EventBus.onReconnect} (and on their own heartbeat).
  */
 export class EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly reconnectHandlers = new Set<() => void>();
   private readonly subscriber: Redis;
   private ready: Promise<unknown> | undefined;
+  private connectedOnce = false;
 
   constructor(
     redis: Redis,
@@ -31,6 +41,29 @@ export class EventBus {
   ) {
     this.subscriber = redis.duplicate();
     this.subscriber.on("message", (_channel: string, payload: string) => this.dispatch(payload));
+    // ioredis resubscribes by itself after a reconnect; what was published in between is gone.
+    this.subscriber.on("ready", () => {
+      if (!this.connectedOnce) {
+        this.connectedOnce = true;
+        return;
+      }
+      // Wait for the subscription to be active again (the reply follows ioredis's own resubscribe on the
+      // same connection), so what waiters read next cannot miss an event published after it.
+      this.subscriber.subscribe(this.channel).then(
+        () => {
+          for (const handler of [...this.reconnectHandlers]) handler();
+        },
+        () => {},
+      );
+    });
+  }
+
+  /** Calls `handler` after every reconnect of the subscriber (not the first connect). Returns an unsubscribe. */
+  onReconnect(handler: () => void): () => void {
+    this.reconnectHandlers.add(handler);
+    return () => {
+      this.reconnectHandlers.delete(handler);
+    };
   }
 
   /** Creates a bus on the events channel of `prefix`. */
@@ -44,7 +77,7 @@ export class EventBus {
     return this.ready;
   }
 
-  /** Calls `handler` for events keyed by `key` (a run id or approval id). Returns an unsubscribe function. */
+  /** Calls `handler` for events keyed by `key` (a run id or an {@link approvalEventKey}). Returns an unsubscribe function. */
   on(key: string, handler: Handler): () => void {
     let set = this.handlers.get(key);
     if (!set) {
@@ -65,12 +98,13 @@ export class EventBus {
     } catch {
       return;
     }
-    const key = event.type === "abort" ? event.runId : event.approvalId;
+    const key = event.type === "abort" ? event.runId : approvalEventKey(event.threadId, event.approvalId);
     for (const handler of this.handlers.get(key) ?? []) handler(event);
   }
 
   async close(): Promise<void> {
     this.handlers.clear();
+    this.reconnectHandlers.clear();
     this.subscriber.disconnect();
   }
 }

@@ -40,7 +40,27 @@ export interface RunsConfig {
   reactions: ReactionNames;
   /** Show the run footer (turns, tool calls, tokens, cost); default true. */
   footer: boolean;
+  /**
+   * Replies that stop the active run when they are the whole message (any case, punctuation ignored);
+   * default `stop`, `please stop`, `stop please`, `stop now`, `stop it`.
+   */
+  stopWords: readonly string[];
+  /** How often each worker looks for started runs whose job was never added; default 5 s (0 = off). */
+  startSweepIntervalMs: number;
+  /** How long a start may be in doubt before the sweeper adds its job; default 10 s. */
+  startSweepGraceMs: number;
+  /** Longest wait for the final chat update of a run before its job returns; default 15 s. */
+  finishTimeoutMs: number;
 }
+
+/** Default stop words: a reply that is one of these (any case, punctuation ignored) stops the run. */
+export const DEFAULT_STOP_WORDS: readonly string[] = [
+  "stop",
+  "please stop",
+  "stop please",
+  "stop now",
+  "stop it",
+];
 
 export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   prefix: "tl",
@@ -57,6 +77,10 @@ export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   budgets: { maxTurns: 50, maxWallMs: 15 * 60 * 1000 },
   reactions: DEFAULT_REACTIONS,
   footer: true,
+  stopWords: DEFAULT_STOP_WORDS,
+  startSweepIntervalMs: 5_000,
+  startSweepGraceMs: 10_000,
+  finishTimeoutMs: 15_000,
 };
 
 /** Fills defaults (nested budgets included). */

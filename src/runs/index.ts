@@ -7,18 +7,26 @@ export { type ApprovalVerdict, verdictReason } from "./approvals.js";
 export { type BusEvent, EventBus } from "./bus.js";
 export {
   DEFAULT_RUNS_CONFIG,
+  DEFAULT_STOP_WORDS,
   type Disposition,
   type RunBudgets,
   type RunsConfig,
   runsConfig,
 } from "./config.js";
 export { createGateway, type GatewayOptions } from "./gateway.js";
-export { type DecideResult, Intake, isStopCommand, type SubmitResult } from "./intake.js";
+export {
+  type DecideResult,
+  Intake,
+  isStopCommand,
+  STOP_IDLE_TEXT,
+  STOP_REFUSED_TEXT,
+  type StopResult,
+  type SubmitResult,
+} from "./intake.js";
 export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } from "./keys.js";
 export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
-export { createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
+export { addRunJob, createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
 export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
-export { SCRIPTS, type ScriptedRedis, type ScriptName, threadKeyList, withScripts } from "./scripts.js";
 export {
   type AgentSetup,
   type ApprovalPolicy,
@@ -31,6 +39,5 @@ export {
   type ToolRunContext,
 } from "./setup.js";
 export { type ThreadMeta, ThreadStore } from "./thread-store.js";
-export { approvalIdFor } from "./tool-approval.js";
 export { type ChatUserMessage, toUserMessage } from "./user-message.js";
 export { type RunWorkerHandle, type RunWorkerOptions, startRunWorker } from "./worker.js";

@@ -7,10 +7,10 @@ import {
   type IncomingMessage,
   type ThreadRef,
 } from "../chat/index.js";
-import type { Disposition, RunsConfig } from "./config.js";
-import { eventsChannel, threadKeys } from "./keys.js";
-import type { RunQueue } from "./queue.js";
-import { type ScriptedRedis, threadKeyList, withScripts } from "./scripts.js";
+import { DEFAULT_STOP_WORDS, type Disposition, type RunsConfig } from "./config.js";
+import { eventsChannel, pendingStartMember, pendingStartsKey, threadKeys } from "./keys.js";
+import { addRunJob, type RunQueue } from "./queue.js";
+import { ThreadScripts } from "./thread-scripts.js";
 import { parseUser } from "./thread-store.js";
 import { toUserMessage } from "./user-message.js";
 
@@ -20,20 +20,45 @@ export type SubmitResult =
   | { kind: "queued"; runId: string; disposition: Disposition }
   | { kind: "refused"; runId: string; reason: string }
   | { kind: "stopping"; runId: string }
+  /** A stop word from someone who may not stop the run: nothing changed; tell them privately. */
+  | { kind: "stopRefused"; runId: string; reason: string }
+  /** A stop word in an idle thread: nothing starts; tell the author privately. */
+  | { kind: "stopIdle"; reason: string }
   | { kind: "duplicate" }
   | { kind: "ignored" };
 
+/** What a stop request (🛑, Slack's Stop button) did. */
+export type StopResult =
+  | { kind: "stopping"; runId: string }
+  | { kind: "refused"; runId: string; reason: string }
+  | { kind: "idle" };
+
 /** What a click on an approval button did. */
 export type DecideResult =
-  | { kind: "accepted"; status: "approved" | "denied" | "always" }
+  | { kind: "accepted"; status: "approved" | "denied" | "always" | "alwaysThread" }
   | { kind: "already"; status: string; by: ChatUser | undefined }
   | { kind: "forbidden" }
   | { kind: "expired" }
   | { kind: "unknown" };
 
-/** True for a reply that means "stop the run". */
-export function isStopCommand(text: string): boolean {
-  return text.trim().toLowerCase() === "stop";
+/** The notice for someone who may not stop a run. */
+export const STOP_REFUSED_TEXT =
+  "You can't stop this run: only the person who asked and the configured approvers can.";
+/** The notice for a stop word in a thread where nothing runs. */
+export const STOP_IDLE_TEXT = "Nothing is running in this thread, so there is nothing to stop.";
+
+function normalizeCommand(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s]/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** True for a reply that means "stop the run": one of `words` (default {@link DEFAULT_STOP_WORDS}), whole. */
+export function isStopCommand(text: string, words: readonly string[] = DEFAULT_STOP_WORDS): boolean {
+  const normalized = normalizeCommand(text);
+  return normalized !== "" && words.some((word) => normalizeCommand(word) === normalized);
 }
 
 /**
@@ -41,59 +66,71 @@ export function isStopCommand(text: string): boolean {
  * workers agree on whether a message starts a run, is queued, or was seen before.
  */
 export class Intake {
-  private readonly scripts: ScriptedRedis;
+  private readonly scripts: ThreadScripts;
 
   constructor(
     redis: Redis,
     private readonly queue: RunQueue,
     private readonly config: RunsConfig,
   ) {
-    this.scripts = withScripts(redis);
-  }
-
-  private keys(thread: ThreadRef | string): string[] {
-    const id = typeof thread === "string" ? thread : encodeThreadId(thread);
-    return threadKeyList(threadKeys(this.config.prefix, id));
+    this.scripts = new ThreadScripts(redis, config.prefix);
   }
 
   /**
    * Handles one user message in an engaged thread or mentioning the bot: starts a run (and enqueues its
-   * job), queues it for the active run, refuses it (queue full), treats `stop` as a stop request, or
-   * recognizes a platform retry / replay (`duplicate`). Idempotent per message id.
+   * job), queues it for the active run, refuses it (queue full), treats a stop word as a stop request, or
+   * recognizes a platform retry / replay (`duplicate`). Idempotent per message id, so a caller may retry
+   * it after any failure. A decided start always gets its job: the start is marked in doubt before the
+   * script runs, a retry of a start whose job add failed adds it again (the job id is the run id, so BullMQ
+   * keeps one), and the start sweeper adds it when the gateway died in between.
+   * @throws on Redis errors (nothing or everything of the decision was stored; retrying is safe).
    */
   async submit(message: IncomingMessage): Promise<SubmitResult> {
     const id = encodeThreadId(message.thread);
     const newRunId = randomUUID();
-    const reply = (await this.scripts.run("tlSubmit", this.keys(id), [
-      message.id,
-      JSON.stringify(toUserMessage(message)),
-      this.config.defaultDisposition,
-      this.config.queueCap,
-      Date.now(),
-      this.config.retentionMs,
-      newRunId,
-      this.config.startLeaseMs,
-      message.mentionsBot ? 1 : 0,
-      this.config.requireMentionWhenIdle ? 1 : 0,
-      JSON.stringify(message.author),
-      isStopCommand(message.text) ? 1 : 0,
-      eventsChannel(this.config.prefix),
-    ])) as string[];
-    const [kind, runId = "", disposition] = reply;
-    switch (kind) {
+    const marker = pendingStartMember(id, message.id);
+    const marked = this.scripts.redis.zadd(pendingStartsKey(this.config.prefix), Date.now(), marker);
+    marked.catch(() => {}); // reported by the submit below, which fails the same way
+    const reply = await this.scripts.submit(id, {
+      msgId: message.id,
+      body: JSON.stringify(toUserMessage(message)),
+      defaultDisposition: this.config.defaultDisposition,
+      cap: this.config.queueCap,
+      now: Date.now(),
+      retention: this.config.retentionMs,
+      newRun: newRunId,
+      startLeaseMs: this.config.startLeaseMs,
+      mentions: message.mentionsBot ? 1 : 0,
+      requireMention: this.config.requireMentionWhenIdle ? 1 : 0,
+      author: JSON.stringify(message.author),
+      authorId: message.author.id,
+      isApprover: this.config.approvers.includes(message.author.id) ? 1 : 0,
+      isStop: isStopCommand(message.text, this.config.stopWords) ? 1 : 0,
+      channel: eventsChannel(this.config.prefix),
+    });
+    await marked;
+    if (reply.kind === "started" || (reply.kind === "duplicate" && reply.runWithoutJob)) {
+      const runId = reply.kind === "started" ? reply.runId : reply.runWithoutJob!;
+      await addRunJob(this.queue, id, runId);
+    }
+    this.clearPendingStart(marker);
+    switch (reply.kind) {
       case "started":
-        await this.queue.add("run", { threadId: id, runId }, { jobId: runId });
-        return { kind: "started", runId };
+        return { kind: "started", runId: reply.runId };
       case "queued":
-        return { kind: "queued", runId, disposition: disposition as Disposition };
+        return { kind: "queued", runId: reply.runId, disposition: reply.disposition as Disposition };
       case "refused":
         return {
           kind: "refused",
-          runId,
+          runId: reply.runId,
           reason: `Too many messages are waiting for this run (limit ${this.config.queueCap}); this one was not queued.`,
         };
-      case "stop":
-        return { kind: "stopping", runId };
+      case "stopping":
+        return { kind: "stopping", runId: reply.runId };
+      case "stopRefused":
+        return { kind: "stopRefused", runId: reply.runId, reason: STOP_REFUSED_TEXT };
+      case "stopIdle":
+        return { kind: "stopIdle", reason: STOP_IDLE_TEXT };
       case "duplicate":
         return { kind: "duplicate" };
       default:
@@ -101,32 +138,47 @@ export class Intake {
     }
   }
 
+  /** The start is no longer in doubt; not awaited (a leftover entry only costs the sweeper a look). */
+  private clearPendingStart(marker: string): void {
+    this.scripts.redis.zrem(pendingStartsKey(this.config.prefix), marker).catch(() => {});
+  }
+
   /** Moves a queued message between steer and follow-up. False once it was delivered (or unknown). */
   async setDisposition(thread: ThreadRef, messageId: string, disposition: Disposition): Promise<boolean> {
-    return (await this.scripts.run("tlSetDisposition", this.keys(thread), [messageId, disposition])) === 1;
+    return this.scripts.setDisposition(encodeThreadId(thread), { msgId: messageId, disposition });
   }
 
   /** Removes a queued message its author deleted. False once delivered. */
   async withdraw(thread: ThreadRef, messageId: string): Promise<boolean> {
-    return (await this.scripts.run("tlWithdraw", this.keys(thread), [messageId])) === 1;
+    return this.scripts.withdraw(encodeThreadId(thread), { msgId: messageId });
   }
 
   /** Replaces the text of a queued message its author edited. False once delivered. */
   async edit(message: IncomingMessage): Promise<boolean> {
     const body = JSON.stringify(toUserMessage(message));
-    return (await this.scripts.run("tlEdit", this.keys(message.thread), [message.id, body])) === 1;
+    return this.scripts.edit(encodeThreadId(message.thread), { msgId: message.id, body });
   }
 
-  /** Asks the thread's active run to stop. Returns the run id, or undefined when the thread is idle. */
-  async stop(thread: ThreadRef, by: ChatUser): Promise<string | undefined> {
-    const reply = await this.scripts.run("tlStop", this.keys(thread), [
-      JSON.stringify(by),
-      eventsChannel(this.config.prefix),
-    ]);
-    return typeof reply === "string" ? reply : undefined;
+  /**
+   * Asks the thread's active run to stop on behalf of `by`: only the run's requester and the approvers may
+   * (the same rule for 🛑, a stop word and Slack's Stop button). Idle threads change nothing.
+   */
+  async stop(thread: ThreadRef, by: ChatUser): Promise<StopResult> {
+    const reply = await this.scripts.stop(encodeThreadId(thread), {
+      by: JSON.stringify(by),
+      byId: by.id,
+      isApprover: this.config.approvers.includes(by.id) ? 1 : 0,
+      channel: eventsChannel(this.config.prefix),
+    });
+    if (reply.kind === "refused") return { ...reply, reason: STOP_REFUSED_TEXT };
+    return reply;
   }
 
-  /** Records a click on an approval card: first valid decision wins; users not allowed change nothing. */
+  /**
+   * Records a click on an approval card of `thread`: first valid decision wins; users not allowed change
+   * nothing. The record is looked up under the thread's own keys, so a click can only decide a request of
+   * the thread it was made in; only approvers may allow a tool for everyone in the thread.
+   */
   async decide(
     thread: ThreadRef,
     approvalId: string,
@@ -134,25 +186,21 @@ export class Intake {
     decision: ApprovalDecision,
   ): Promise<DecideResult> {
     const id = encodeThreadId(thread);
-    const keys = threadKeys(this.config.prefix, id);
-    const reply = (await this.scripts.run(
-      "tlDecide",
-      [...threadKeyList(keys), keys.approval(approvalId)],
-      [
-        user.id,
-        JSON.stringify(user),
-        decision,
-        Date.now(),
-        eventsChannel(this.config.prefix),
-        approvalId,
-        id,
-      ],
-    )) as string[];
-    const [kind, status = "", by = ""] = reply;
-    if (kind === "accepted") return { kind, status: status as "approved" | "denied" | "always" };
-    if (kind === "already") return { kind, status, by: parseUser(by) };
-    if (kind === "forbidden" || kind === "expired") return { kind };
-    return { kind: "unknown" };
+    const reply = await this.scripts.decide(id, {
+      userId: user.id,
+      user: JSON.stringify(user),
+      decision,
+      now: Date.now(),
+      channel: eventsChannel(this.config.prefix),
+      approvalId,
+      threadId: id,
+      isApprover: this.config.approvers.includes(user.id) ? 1 : 0,
+      retention: this.config.retentionMs,
+    });
+    if (reply.kind === "accepted") return { kind: "accepted", status: reply.status as "approved" };
+    if (reply.kind === "already")
+      return { kind: "already", status: reply.status, by: parseUser(reply.decidedBy) };
+    return reply;
   }
 
   /** The state of a message: queued | inflight | delivered | withdrawn | refused | notprocessed | command. */
@@ -184,6 +232,7 @@ export class Intake {
   /** The active run of a thread, if any. */
   async activeRun(thread: ThreadRef): Promise<string | undefined> {
     const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
-    return (await this.scripts.redis.get(keys.lease)) ?? undefined;
+    if ((await this.scripts.redis.exists(keys.lease)) === 0) return undefined;
+    return (await this.scripts.redis.hget(keys.meta, "run")) || undefined;
   }
 }

@@ -5,9 +5,15 @@
 
 /** Keys of one thread. */
 export interface ThreadKeys {
-  /** Hash: engaged, startedBy, createdAt, lastActivity, run (active run id), stopBy. */
+  /**
+   * Hash: engaged, startedBy, createdAt, lastActivity, requester, run (active run id, "" when idle),
+   * runStartedAt, stopBy, fence (the last fencing token number handed out).
+   */
   meta: string;
-  /** String: the active run id, with a TTL (the liveness lease). Present ⇔ a run is active. */
+  /**
+   * String: the fencing token of the claim that owns the active run (`<runId>#<n>`; `#0` until a worker
+   * claims it), with a TTL (the liveness lease). Present ⇔ a run is active.
+   */
   lease: string;
   /** List of JSON agent messages, in transcript order. */
   transcript: string;
@@ -23,11 +29,18 @@ export interface ThreadKeys {
   body: string;
   /** Hash id → JSON {messageId, author, receivedAt} for reporting deliveries. */
   origin: string;
-  /** Set of tool names always allowed in this thread. */
+  /** Set of `user:<id>:<tool>` (allowed for that requester) and `thread:<tool>` (for everyone) entries. */
   allow: string;
-  /** Hash toolCallId → JSON {result, isError} of finished tool calls (crash recovery). */
-  toolResults: string;
-  /** Hash: one pending or decided approval. */
+  /**
+   * Hash call key → JSON record of the active run's tool calls: `{status: "executing"}` written right
+   * before `execute`, `{status: "done", result, isError}` after it (crash recovery). The call key is
+   * `<transcript index of the assistant message>:<tool-call id>`, unique within the thread, because
+   * servers reuse tool-call ids (`call_0` in every response).
+   */
+  calls: string;
+  /** Hash call key → approval id of the active run's approval requests (a resumed run finds its card). */
+  approvals: string;
+  /** Hash: one pending or decided approval, by its random id. */
   approval: (approvalId: string) => string;
 }
 
@@ -45,7 +58,8 @@ export function threadKeys(prefix: string, threadId: string): ThreadKeys {
     body: `${base}:body`,
     origin: `${base}:origin`,
     allow: `${base}:allow`,
-    toolResults: `${base}:toolres`,
+    calls: `${base}:calls`,
+    approvals: `${base}:approvals`,
     approval: (approvalId) => `${base}:approval:${approvalId}`,
   };
 }
@@ -53,6 +67,31 @@ export function threadKeys(prefix: string, threadId: string): ThreadKeys {
 /** The pub/sub channel that carries aborts and approval decisions to workers. */
 export function eventsChannel(prefix: string): string {
   return `${prefix}:events`;
+}
+
+/**
+ * Sorted set of thread ids whose start is in doubt (score: when the gateway began submitting): written
+ * before a message is submitted and cleared once a started run's job is added, so the start sweeper finds
+ * a run that took its lease but never got its job (a gateway that died between the two steps).
+ */
+export function pendingStartsKey(prefix: string): string {
+  return `${prefix}:starts`;
+}
+
+/** A member of the pending-starts set: the thread and the message being submitted. */
+export function pendingStartMember(threadId: string, messageId: string): string {
+  return JSON.stringify([threadId, messageId]);
+}
+
+/** The thread and message of a pending-starts member; undefined for an unreadable one. */
+export function parsePendingStartMember(member: string): { threadId: string; messageId: string } | undefined {
+  try {
+    const [threadId, messageId] = JSON.parse(member) as unknown[];
+    if (typeof threadId === "string" && typeof messageId === "string") return { threadId, messageId };
+  } catch {
+    // unreadable: dropped by the sweeper
+  }
+  return undefined;
 }
 
 /** BullMQ's key prefix: one hash tag so the queue's keys live in one Cluster slot. */

@@ -28,6 +28,14 @@ export function createRunQueue(connection: Redis, prefix: string): RunQueue {
   });
 }
 
+/**
+ * Adds the job of a decided run. The job id is the run id, so adding it again (a retried submit, the start
+ * sweeper) never creates a second job while the first exists. @throws on Redis errors.
+ */
+export async function addRunJob(queue: RunQueue, threadId: string, runId: string): Promise<void> {
+  await queue.add("run", { threadId, runId }, { jobId: runId });
+}
+
 /** Processes run jobs. A stalled job (its worker died) is picked up again and resumes from the transcript. */
 export function createRunWorker(
   connection: Redis,

@@ -1,360 +1,472 @@
-import type { Redis } from "ioredis";
 import type { ThreadKeys } from "./keys.js";
 
 /**
- * Lua scripts: every decision that must be atomic across gateways and workers. All of them take the
- * thread's keys in the order of {@link threadKeyList}; scripts that write on behalf of a run are fenced
- * by the lease (a worker that lost its lease changes nothing).
+ * The Lua side of every decision that must be atomic across gateways and workers. A script names its keys
+ * and arguments; {@link defineScript} generates the prelude that binds them (`K.meta`, `A.token`, …), so no
+ * script reads `KEYS[n]` or `ARGV[n]` by position and the TypeScript client (thread-scripts.ts) passes a
+ * named input object. Scripts that write on behalf of a run are fenced: they compare `A.token` with the
+ * lease and answer `{'lost'}` when it is no longer this claim's.
  */
 
-/** The thread keys in the order every script expects them as KEYS[1..11]. */
-export function threadKeyList(keys: ThreadKeys): string[] {
-  return [
-    keys.meta,
-    keys.lease,
-    keys.transcript,
-    keys.inbox,
-    keys.inflight,
-    keys.state,
-    keys.disposition,
-    keys.body,
-    keys.origin,
-    keys.allow,
-    keys.toolResults,
-  ];
+/** The per-thread keys every thread script receives, by name (see {@link ThreadKeys}). */
+export const THREAD_KEY_NAMES = [
+  "meta",
+  "lease",
+  "transcript",
+  "inbox",
+  "inflight",
+  "state",
+  "disposition",
+  "body",
+  "origin",
+  "allow",
+  "calls",
+  "approvals",
+] as const satisfies readonly (keyof ThreadKeys)[];
+
+export type ThreadKeyName = (typeof THREAD_KEY_NAMES)[number];
+
+/** One script: its keys (the thread's, plus the approval record for approval scripts) and named arguments. */
+export interface ScriptSpec<Args extends readonly string[] = readonly string[]> {
+  name: string;
+  /** True when the script also takes the approval record's key, bound as `K.approval`. */
+  approval: boolean;
+  args: Args;
+  /** True when arguments after the named ones are a list, bound as `REST`. */
+  rest: boolean;
+  lua: string;
 }
 
-const PRELUDE = `
-local META, LEASE, TRANSCRIPT, INBOX, INFLIGHT, STATE, DISP, BODY, ORIGIN, ALLOW, TOOLRES =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+const HELPERS = `
 local function requeue_inflight()
-  local ids = redis.call('LRANGE', INFLIGHT, 0, -1)
+  local ids = redis.call('LRANGE', K.inflight, 0, -1)
   for i = #ids, 1, -1 do
-    redis.call('LPUSH', INBOX, ids[i])
-    redis.call('HSET', STATE, ids[i], 'queued')
+    redis.call('LPUSH', K.inbox, ids[i])
+    redis.call('HSET', K.state, ids[i], 'queued')
   end
-  redis.call('DEL', INFLIGHT)
+  redis.call('DEL', K.inflight)
   return #ids
 end
--- Takes the lease for run (a fresh start, or a resumption after its worker died and the lease lapsed) and
--- requeues what a dead worker had drained; returns the stop requester (or '') or false when stale.
-local function claim(run, lease_ms)
-  local current = redis.call('GET', LEASE)
-  if current ~= run then
-    if current or redis.call('HGET', META, 'run') ~= run then return false end
+-- Every key of the thread but the lease (whose TTL is the liveness) lives for the retention period after
+-- the last write, whoever writes it: PEXPIRE on a key that does not exist yet is a no-op, so scripts touch
+-- after writing.
+local function touch(retention)
+  retention = tonumber(retention)
+  if not retention or retention <= 0 then return end
+  for name, key in pairs(K) do
+    if name ~= 'lease' and name ~= 'approval' then redis.call('PEXPIRE', key, retention) end
   end
-  redis.call('SET', LEASE, run, 'PX', lease_ms)
-  requeue_inflight()
-  return redis.call('HGET', META, 'stopBy') or ''
+end
+local function holds(token)
+  return redis.call('GET', K.lease) == token
 end
 -- Moves queued messages of one disposition to the in-flight list, oldest first (only the first with one):
 -- a flat list {id1, body1, receivedAt1, id2, ...}.
 local function drain(wanted, one)
   local out = {}
-  for _, id in ipairs(redis.call('LRANGE', INBOX, 0, -1)) do
-    if redis.call('HGET', DISP, id) == wanted then
-      redis.call('LREM', INBOX, 1, id)
-      redis.call('RPUSH', INFLIGHT, id)
-      redis.call('HSET', STATE, id, 'inflight')
+  for _, id in ipairs(redis.call('LRANGE', K.inbox, 0, -1)) do
+    if redis.call('HGET', K.disposition, id) == wanted then
+      redis.call('LREM', K.inbox, 1, id)
+      redis.call('RPUSH', K.inflight, id)
+      redis.call('HSET', K.state, id, 'inflight')
       out[#out + 1] = id
-      out[#out + 1] = redis.call('HGET', BODY, id)
-      out[#out + 1] = redis.call('HGET', ORIGIN, id) or '0'
+      out[#out + 1] = redis.call('HGET', K.body, id)
+      out[#out + 1] = redis.call('HGET', K.origin, id) or '0'
       if one then break end
     end
   end
   return out
 end
-local function touch(retention)
-  if retention > 0 then
-    for i = 1, 11 do
-      if i ~= 2 then redis.call('PEXPIRE', KEYS[i], retention) end
-    end
-  end
+-- The requester of the latest run may control it; so may approvers (the caller says whether the user is one).
+local function may_control(user_id, is_approver)
+  if is_approver == '1' then return true end
+  local raw = redis.call('HGET', K.meta, 'requester')
+  if not raw then return false end
+  local ok, requester = pcall(cjson.decode, raw)
+  return ok and type(requester) == 'table' and requester.id == user_id
 end
 `;
 
+/** Builds a script whose prelude binds its keys as `K.<name>` and its arguments as `A.<name>`. */
+export function defineScript<const Args extends readonly string[]>(spec: {
+  name: string;
+  approval?: boolean;
+  args: Args;
+  rest?: boolean;
+  lua: string;
+}): ScriptSpec<Args> {
+  const keyNames: string[] = [...THREAD_KEY_NAMES, ...(spec.approval ? ["approval"] : [])];
+  const keys = keyNames.map((name, i) => `${name} = KEYS[${i + 1}]`).join(", ");
+  const args = spec.args.map((name, i) => `${name} = ARGV[${i + 1}]`).join(", ");
+  const rest = spec.rest
+    ? `local REST = {}\nfor i = ${spec.args.length + 1}, #ARGV do REST[#REST + 1] = ARGV[i] end\n`
+    : "";
+  return {
+    name: spec.name,
+    approval: spec.approval ?? false,
+    args: spec.args,
+    rest: spec.rest ?? false,
+    lua: `local K = {${keys}}\nlocal A = {${args}}\n${rest}${HELPERS}\n${spec.lua}`,
+  };
+}
+
 /**
- * submit: ARGV msgId, bodyJson, defaultDisposition, cap, now, retentionMs, newRunId, startLeaseMs,
- * mentionsBot(1/0), requireMentionWhenIdle(1/0), authorJson, isStopCommand(1/0), channel
- * → {'duplicate'} | {'ignored'} | {'queued', runId, disposition} | {'refused', runId} | {'stop', runId}
- *   | {'started', runId}
+ * submit → {'duplicate', runWithoutJob|''} | {'ignored'} | {'queued', run, disposition} | {'refused', run}
+ * | {'stopping', run} | {'stopRefused', run} | {'stopIdle'} | {'started', run}.
+ * A duplicate of the active run's prompt that no worker took yet names that run, so the gateway re-adds its
+ * job (BullMQ dedupes by job id): a decided start always gets its job, even when the first add failed.
  */
-const SUBMIT = `${PRELUDE}
-local id, body, default_disp = ARGV[1], ARGV[2], ARGV[3]
-local cap, now, retention = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
-local new_run, start_lease = ARGV[7], tonumber(ARGV[8])
-local mentions, require_mention, author, is_stop = ARGV[9] == '1', ARGV[10] == '1', ARGV[11], ARGV[12] == '1'
-if redis.call('HEXISTS', STATE, id) == 1 then return {'duplicate'} end
-local engaged = redis.call('HGET', META, 'engaged') == '1'
-local active = redis.call('GET', LEASE)
-if not mentions then
+export const SUBMIT = defineScript({
+  name: "tlSubmit",
+  args: [
+    "msgId",
+    "body",
+    "defaultDisposition",
+    "cap",
+    "now",
+    "retention",
+    "newRun",
+    "startLeaseMs",
+    "mentions",
+    "requireMention",
+    "author",
+    "authorId",
+    "isApprover",
+    "isStop",
+    "channel",
+  ],
+  lua: `
+local id = A.msgId
+local state = redis.call('HGET', K.state, id)
+if state then
+  local run = redis.call('HGET', K.meta, 'run') or ''
+  if state == 'queued' and run ~= '' and redis.call('HGET', K.disposition, id) == 'prompt'
+    and redis.call('EXISTS', K.lease) == 1 then
+    return {'duplicate', run}
+  end
+  return {'duplicate', ''}
+end
+local engaged = redis.call('HGET', K.meta, 'engaged') == '1'
+local active = redis.call('EXISTS', K.lease) == 1
+local run = redis.call('HGET', K.meta, 'run') or ''
+if active and run == '' then active = false end
+if A.mentions ~= '1' then
   if not engaged then return {'ignored'} end
-  if (not active) and require_mention then return {'ignored'} end
+  if (not active) and A.requireMention == '1' then return {'ignored'} end
 end
-redis.call('HSET', META, 'lastActivity', now)
+redis.call('HSET', K.meta, 'lastActivity', A.now)
+if A.isStop == '1' then
+  redis.call('HSET', K.state, id, 'command')
+  touch(A.retention)
+  if not active then return {'stopIdle'} end
+  if not may_control(A.authorId, A.isApprover) then return {'stopRefused', run} end
+  redis.call('HSET', K.meta, 'stopBy', A.author)
+  redis.call('PUBLISH', A.channel, cjson.encode({type = 'abort', runId = run, by = cjson.decode(A.author)}))
+  return {'stopping', run}
+end
 if active then
-  if is_stop then
-    redis.call('HSET', STATE, id, 'command')
-    redis.call('HSET', META, 'stopBy', author)
-    redis.call('PUBLISH', ARGV[13], cjson.encode({type = 'abort', runId = active, by = cjson.decode(author)}))
-    return {'stop', active}
+  if redis.call('LLEN', K.inbox) + redis.call('LLEN', K.inflight) >= tonumber(A.cap) then
+    redis.call('HSET', K.state, id, 'refused')
+    touch(A.retention)
+    return {'refused', run}
   end
-  if redis.call('LLEN', INBOX) + redis.call('LLEN', INFLIGHT) >= cap then
-    redis.call('HSET', STATE, id, 'refused')
-    return {'refused', active}
-  end
-  redis.call('RPUSH', INBOX, id)
-  redis.call('HSET', STATE, id, 'queued')
-  redis.call('HSET', DISP, id, default_disp)
-  redis.call('HSET', BODY, id, body)
-  redis.call('HSET', ORIGIN, id, now)
-  touch(retention)
-  return {'queued', active, default_disp}
+  redis.call('RPUSH', K.inbox, id)
+  redis.call('HSET', K.state, id, 'queued')
+  redis.call('HSET', K.disposition, id, A.defaultDisposition)
+  redis.call('HSET', K.body, id, A.body)
+  redis.call('HSET', K.origin, id, A.now)
+  touch(A.retention)
+  return {'queued', run, A.defaultDisposition}
 end
--- Idle: this message starts a run. Messages stranded by a run that died are delivered first.
+-- Idle: this message starts a run. Messages stranded by a run that died are delivered first. The lease
+-- holds the start marker (token 0) until a worker claims the run with a token of its own.
 requeue_inflight()
-redis.call('SET', LEASE, new_run, 'PX', start_lease)
-redis.call('HSET', META, 'run', new_run, 'engaged', '1', 'requester', author)
-redis.call('HDEL', META, 'stopBy')
-if redis.call('HEXISTS', META, 'startedBy') == 0 then
-  redis.call('HSET', META, 'startedBy', author, 'createdAt', now)
+redis.call('SET', K.lease, A.newRun .. '#0', 'PX', tonumber(A.startLeaseMs))
+redis.call('HSET', K.meta, 'run', A.newRun, 'engaged', '1', 'requester', A.author, 'runStartedAt', A.now)
+redis.call('HDEL', K.meta, 'stopBy')
+if redis.call('HEXISTS', K.meta, 'startedBy') == 0 then
+  redis.call('HSET', K.meta, 'startedBy', A.author, 'createdAt', A.now)
 end
-redis.call('RPUSH', INBOX, id)
-redis.call('HSET', STATE, id, 'queued')
-redis.call('HSET', DISP, id, 'prompt')
-redis.call('HSET', BODY, id, body)
-redis.call('HSET', ORIGIN, id, now)
-touch(retention)
-return {'started', new_run}
-`;
+redis.call('RPUSH', K.inbox, id)
+redis.call('HSET', K.state, id, 'queued')
+redis.call('HSET', K.disposition, id, 'prompt')
+redis.call('HSET', K.body, id, A.body)
+redis.call('HSET', K.origin, id, A.now)
+touch(A.retention)
+return {'started', A.newRun}
+`,
+});
 
-/** setDisposition: ARGV msgId, disposition → 1 if it took effect (still queued, not the run's prompt). */
-const SET_DISPOSITION = `${PRELUDE}
-local id, disp = ARGV[1], ARGV[2]
-if redis.call('HGET', STATE, id) ~= 'queued' then return 0 end
-if redis.call('HGET', DISP, id) == 'prompt' then return 0 end
-redis.call('HSET', DISP, id, disp)
+/** setDisposition → 1 if it took effect (still queued, not the run's prompt). */
+export const SET_DISPOSITION = defineScript({
+  name: "tlSetDisposition",
+  args: ["msgId", "disposition"],
+  lua: `
+if redis.call('HGET', K.state, A.msgId) ~= 'queued' then return 0 end
+if redis.call('HGET', K.disposition, A.msgId) == 'prompt' then return 0 end
+redis.call('HSET', K.disposition, A.msgId, A.disposition)
 return 1
-`;
+`,
+});
 
-/** withdraw: ARGV msgId → 1 if the queued message was removed. */
-const WITHDRAW = `${PRELUDE}
-local id = ARGV[1]
-if redis.call('HGET', STATE, id) ~= 'queued' then return 0 end
-redis.call('LREM', INBOX, 1, id)
-redis.call('HSET', STATE, id, 'withdrawn')
+/** withdraw → 1 if the queued message was removed. */
+export const WITHDRAW = defineScript({
+  name: "tlWithdraw",
+  args: ["msgId"],
+  lua: `
+if redis.call('HGET', K.state, A.msgId) ~= 'queued' then return 0 end
+redis.call('LREM', K.inbox, 1, A.msgId)
+redis.call('HSET', K.state, A.msgId, 'withdrawn')
 return 1
-`;
+`,
+});
 
-/** edit: ARGV msgId, bodyJson → 1 if the queued message's text was replaced. */
-const EDIT = `${PRELUDE}
-local id = ARGV[1]
-if redis.call('HGET', STATE, id) ~= 'queued' then return 0 end
-redis.call('HSET', BODY, id, ARGV[2])
+/** edit → 1 if the queued message's text was replaced. */
+export const EDIT = defineScript({
+  name: "tlEdit",
+  args: ["msgId", "body"],
+  lua: `
+if redis.call('HGET', K.state, A.msgId) ~= 'queued' then return 0 end
+redis.call('HSET', K.body, A.msgId, A.body)
 return 1
-`;
+`,
+});
 
-/** stop: ARGV byJson, channel → the active run id, or false when idle. */
-const STOP = `${PRELUDE}
-local active = redis.call('GET', LEASE)
-if not active then return false end
-redis.call('HSET', META, 'stopBy', ARGV[1])
-redis.call('PUBLISH', ARGV[2], cjson.encode({type = 'abort', runId = active, by = cjson.decode(ARGV[1])}))
-return active
-`;
+/** stop → {'idle'} | {'refused', run} | {'stopping', run}. Only the requester or an approver may stop. */
+export const STOP = defineScript({
+  name: "tlStop",
+  args: ["by", "byId", "isApprover", "channel"],
+  lua: `
+local run = redis.call('HGET', K.meta, 'run') or ''
+if redis.call('EXISTS', K.lease) == 0 or run == '' then return {'idle'} end
+if not may_control(A.byId, A.isApprover) then return {'refused', run} end
+redis.call('HSET', K.meta, 'stopBy', A.by)
+redis.call('PUBLISH', A.channel, cjson.encode({type = 'abort', runId = run, by = cjson.decode(A.by)}))
+return {'stopping', run}
+`,
+});
 
 /**
- * claim: ARGV runId, leaseMs → {'ok', stopByJson|''} | {'stale'}. Takes the lease for the run a job
- * carries (also after the lease expired, as long as no newer run started) and puts messages a dead
- * worker had drained back at the front of the inbox.
+ * start → {'stale'} | {'ok', token, stopBy|'', transcript, metaFlat, prompts, steering, callsFlat,
+ * approvalsFlat}. Claims the run with a fencing token of its own — a fresh start, a resumption after its
+ * worker died, or a takeover from a worker that is paused or stalled (that worker's token stops matching, so
+ * it can write nothing more and start no tool) — and answers everything a run needs before its first model
+ * request in the same round trip: the transcript, the meta hash, the tool-call records and approval ids of
+ * the run so far and, unless a stop is pending, the queued prompts (all) and the loop's first steering poll.
+ * Messages a previous claim had drained but not delivered go back to the front of the inbox first.
  */
-const CLAIM = `${PRELUDE}
-local stop_by = claim(ARGV[1], tonumber(ARGV[2]))
-if not stop_by then return {'stale'} end
-return {'ok', stop_by}
-`;
-
-/**
- * start: ARGV runId, leaseMs, steeringMode ('one'|'all') → {'stale'} | {'ok', stopByJson|'', transcript,
- * metaFlat, prompts, steering}: claim, then everything a run needs before its first model request in the
- * same round trip — the transcript, the meta hash (flat field/value list) and, unless a stop is pending, the
- * queued prompts (as drain(prompt, all)) and the loop's initial steering poll (as drain(steer, mode)).
- */
-const START = `${PRELUDE}
-local stop_by = claim(ARGV[1], tonumber(ARGV[2]))
-if not stop_by then return {'stale'} end
+export const START = defineScript({
+  name: "tlStart",
+  args: ["run", "leaseMs", "steeringMode"],
+  lua: `
+if redis.call('HGET', K.meta, 'run') ~= A.run then return {'stale'} end
+local token = A.run .. '#' .. redis.call('HINCRBY', K.meta, 'fence', 1)
+redis.call('SET', K.lease, token, 'PX', tonumber(A.leaseMs))
+requeue_inflight()
+local stop_by = redis.call('HGET', K.meta, 'stopBy') or ''
 local prompts, steering = {}, {}
 if stop_by == '' then
   prompts = drain('prompt', false)
-  steering = drain('steer', ARGV[3] == 'one')
+  steering = drain('steer', A.steeringMode == 'one')
 end
-return {'ok', stop_by, redis.call('LRANGE', TRANSCRIPT, 0, -1), redis.call('HGETALL', META), prompts, steering}
-`;
+return {'ok', token, stop_by, redis.call('LRANGE', K.transcript, 0, -1), redis.call('HGETALL', K.meta),
+  prompts, steering, redis.call('HGETALL', K.calls), redis.call('HGETALL', K.approvals)}
+`,
+});
 
-/** heartbeat: ARGV runId, leaseMs → 1 while the lease is ours. */
-const HEARTBEAT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-return 1
-`;
+/** heartbeat → {'lost'} | {'ok', stopBy|''}: renews the lease while it is this claim's, and reports a stop. */
+export const HEARTBEAT = defineScript({
+  name: "tlHeartbeat",
+  args: ["token", "leaseMs"],
+  lua: `
+if not holds(A.token) then return {'lost'} end
+redis.call('PEXPIRE', K.lease, tonumber(A.leaseMs))
+return {'ok', redis.call('HGET', K.meta, 'stopBy') or ''}
+`,
+});
 
-/**
- * drain: ARGV runId, disposition, mode ('one'|'all') → false if the lease is lost, else a flat list
- * {id1, body1, receivedAt1, id2, …} moved from the inbox to the in-flight list, oldest first.
- */
-const DRAIN = `${PRELUDE}
-if redis.call('GET', LEASE) ~= ARGV[1] then return false end
-return drain(ARGV[2], ARGV[3] == 'one')
-`;
+/** drain → {'lost'} | {'ok', {id1, body1, receivedAt1, …}}: queued messages moved to the in-flight list. */
+export const DRAIN = defineScript({
+  name: "tlDrain",
+  args: ["token", "disposition", "mode"],
+  lua: `
+if not holds(A.token) then return {'lost'} end
+return {'ok', drain(A.disposition, A.mode == 'one')}
+`,
+});
 
-/** ack: ARGV runId, msgId → 1 when the drained message entered the transcript (atomically). */
-const ACK = `${PRELUDE}
-if redis.call('GET', LEASE) ~= ARGV[1] then return 0 end
-local id = ARGV[2]
-if redis.call('LREM', INFLIGHT, 1, id) == 0 then return 0 end
-redis.call('HSET', STATE, id, 'delivered')
-redis.call('RPUSH', TRANSCRIPT, redis.call('HGET', BODY, id))
-return 1
-`;
+/** ack → {'lost'} | {'ok'}: a drained message enters the transcript, atomically with leaving the in-flight list. */
+export const ACK = defineScript({
+  name: "tlAck",
+  args: ["token", "msgId", "retention"],
+  lua: `
+if not holds(A.token) then return {'lost'} end
+if redis.call('LREM', K.inflight, 1, A.msgId) == 0 then return {'lost'} end
+redis.call('HSET', K.state, A.msgId, 'delivered')
+redis.call('RPUSH', K.transcript, redis.call('HGET', K.body, A.msgId))
+touch(A.retention)
+return {'ok'}
+`,
+});
 
-/** append: ARGV runId, json… → transcript length, or -1 when the lease is lost. */
-const APPEND = `${PRELUDE}
-if redis.call('GET', LEASE) ~= ARGV[1] then return -1 end
+/** append → {'lost'} | {'ok', length}: messages (REST, JSON each) appended to the transcript. */
+export const APPEND = defineScript({
+  name: "tlAppend",
+  args: ["token", "retention"],
+  rest: true,
+  lua: `
+if not holds(A.token) then return {'lost'} end
 local n = 0
-for i = 2, #ARGV do n = redis.call('RPUSH', TRANSCRIPT, ARGV[i]) end
-return n
-`;
-
-/** recordToolResult: ARGV runId, toolCallId, json → 1 unless the lease is lost. */
-const RECORD_TOOL_RESULT = `${PRELUDE}
-if redis.call('GET', LEASE) ~= ARGV[1] then return 0 end
-redis.call('HSET', TOOLRES, ARGV[2], ARGV[3])
-return 1
-`;
+for _, message in ipairs(REST) do n = redis.call('RPUSH', K.transcript, message) end
+touch(A.retention)
+return {'ok', n}
+`,
+});
 
 /**
- * release: ARGV runId, mode ('natural'|'stopped'), now → {'lost'} | {'pending'} | {'released', id…}.
- * natural: releases only when nothing is queued (else the run goes on). stopped: everything still queued
- * enters the transcript marked not processed (ids returned) and the thread is released.
+ * recordCall → {'lost'} | {'ok'} | {'exists', record}: writes a tool call's record (callKey → JSON). With
+ * `onlyIfAbsent` = '1' (the "executing" record written right before `execute`) an existing record wins and
+ * is answered instead, so a call is started at most once per run whatever the workers do.
  */
-const RELEASE = `${PRELUDE}
-if redis.call('GET', LEASE) ~= ARGV[1] then return {'lost'} end
+export const RECORD_CALL = defineScript({
+  name: "tlRecordCall",
+  args: ["token", "callKey", "record", "onlyIfAbsent", "retention"],
+  lua: `
+if not holds(A.token) then return {'lost'} end
+if A.onlyIfAbsent == '1' then
+  local existing = redis.call('HGET', K.calls, A.callKey)
+  if existing then return {'exists', existing} end
+end
+redis.call('HSET', K.calls, A.callKey, A.record)
+touch(A.retention)
+return {'ok'}
+`,
+});
+
+/**
+ * release → {'lost'} | {'pending'} | {'released', id…}. natural: releases only when nothing is queued (else
+ * the run goes on). stopped: everything still queued enters the transcript marked not processed (ids
+ * returned) and the thread is released.
+ */
+export const RELEASE = defineScript({
+  name: "tlRelease",
+  args: ["token", "mode", "now", "retention"],
+  lua: `
+if not holds(A.token) then return {'lost'} end
 local out = {'released'}
-if ARGV[2] == 'natural' then
-  requeue_inflight()
-  if redis.call('LLEN', INBOX) > 0 then return {'pending'} end
+requeue_inflight()
+if A.mode == 'natural' then
+  if redis.call('LLEN', K.inbox) > 0 then return {'pending'} end
 else
-  requeue_inflight()
-  for _, id in ipairs(redis.call('LRANGE', INBOX, 0, -1)) do
-    redis.call('RPUSH', TRANSCRIPT, redis.call('HGET', BODY, id))
-    redis.call('HSET', STATE, id, 'notprocessed')
+  for _, id in ipairs(redis.call('LRANGE', K.inbox, 0, -1)) do
+    redis.call('RPUSH', K.transcript, redis.call('HGET', K.body, id))
+    redis.call('HSET', K.state, id, 'notprocessed')
     out[#out + 1] = id
   end
-  redis.call('DEL', INBOX)
+  redis.call('DEL', K.inbox)
 end
-redis.call('DEL', LEASE)
-redis.call('HSET', META, 'run', '', 'lastActivity', ARGV[3])
-redis.call('HDEL', META, 'stopBy')
-redis.call('DEL', TOOLRES)
+redis.call('DEL', K.lease, K.calls, K.approvals)
+redis.call('HSET', K.meta, 'run', '', 'lastActivity', A.now)
+redis.call('HDEL', K.meta, 'stopBy')
+touch(A.retention)
 return out
-`;
+`,
+});
 
 /**
- * createApproval: KEYS[12] approval; ARGV fields json-ish pairs, ttlMs → {'created'} | {'exists', status}.
- * Idempotent: a resumed run finds the record its predecessor created.
+ * createApproval → {'lost'} | {'created'} | {'exists', status}. Fenced and idempotent per call: the call's
+ * approval id is remembered in the thread's approvals hash, so a resumed run finds the record (and its card)
+ * its predecessor created. REST: field/value pairs of the record.
  */
-const CREATE_APPROVAL = `
-local key = KEYS[12]
-if redis.call('EXISTS', key) == 1 then return {'exists', redis.call('HGET', key, 'status')} end
-for i = 2, #ARGV, 2 do redis.call('HSET', key, ARGV[i], ARGV[i + 1]) end
-redis.call('HSET', key, 'status', 'pending')
-redis.call('PEXPIRE', key, tonumber(ARGV[1]))
+export const CREATE_APPROVAL = defineScript({
+  name: "tlCreateApproval",
+  approval: true,
+  args: ["token", "callKey", "approvalId", "ttlMs", "retention"],
+  rest: true,
+  lua: `
+if not holds(A.token) then return {'lost'} end
+if redis.call('EXISTS', K.approval) == 1 then return {'exists', redis.call('HGET', K.approval, 'status')} end
+for i = 1, #REST, 2 do redis.call('HSET', K.approval, REST[i], REST[i + 1]) end
+redis.call('HSET', K.approval, 'status', 'pending', 'approvalId', A.approvalId, 'callKey', A.callKey)
+redis.call('PEXPIRE', K.approval, tonumber(A.ttlMs))
+redis.call('HSET', K.approvals, A.callKey, A.approvalId)
+touch(A.retention)
 return {'created'}
-`;
+`,
+});
 
 /**
- * decide: KEYS[12] approval; ARGV userId, userJson, decision, now, channel, approvalId, threadId
- * → {'unknown'} | {'forbidden'} | {'expired'} | {'already', status, decidedBy} | {'accepted', status}.
- * First valid decision wins; only the requester and the listed approvers may decide.
+ * decide → {'unknown'} | {'forbidden'} | {'expired'} | {'already', status, decidedBy} | {'accepted', status}.
+ * The record lives under this thread's keys, so a click decides only a request of the thread it was made
+ * in. First valid decision wins; only the requester and the approvers may decide, and only approvers may
+ * allow a tool for everyone in the thread. "always" allows the tool for the requester in this thread.
  */
-const DECIDE = `
-local key = KEYS[12]
-local user, user_json, decision, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-if redis.call('EXISTS', key) == 0 then return {'unknown'} end
-local status = redis.call('HGET', key, 'status')
-if status ~= 'pending' then return {'already', status, redis.call('HGET', key, 'decidedBy') or ''} end
-local allowed = redis.call('HGET', key, 'allowed') or ''
-if not string.find(allowed, ',' .. user .. ',', 1, true) then return {'forbidden'} end
-if now >= tonumber(redis.call('HGET', key, 'expiresAt')) then
-  redis.call('HSET', key, 'status', 'expired', 'decidedAt', now)
-  redis.call('PUBLISH', ARGV[5], cjson.encode({type = 'approval', approvalId = ARGV[6], threadId = ARGV[7], status = 'expired'}))
+export const DECIDE = defineScript({
+  name: "tlDecide",
+  approval: true,
+  args: ["userId", "user", "decision", "now", "channel", "approvalId", "threadId", "isApprover", "retention"],
+  lua: `
+local now = tonumber(A.now)
+if redis.call('EXISTS', K.approval) == 0 then return {'unknown'} end
+local status = redis.call('HGET', K.approval, 'status')
+if status ~= 'pending' then return {'already', status, redis.call('HGET', K.approval, 'decidedBy') or ''} end
+local allowed = redis.call('HGET', K.approval, 'allowed') or ''
+local may = A.isApprover == '1' or string.find(allowed, ',' .. A.userId .. ',', 1, true)
+if A.decision == 'alwaysThread' and A.isApprover ~= '1' then may = false end
+if not may then return {'forbidden'} end
+local run = redis.call('HGET', K.approval, 'runId') or ''
+if now >= tonumber(redis.call('HGET', K.approval, 'expiresAt')) then
+  redis.call('HSET', K.approval, 'status', 'expired', 'decidedAt', now)
+  redis.call('PUBLISH', A.channel, cjson.encode({type = 'approval', approvalId = A.approvalId,
+    threadId = A.threadId, runId = run, status = 'expired'}))
   return {'expired'}
 end
 local new_status = 'denied'
-if decision == 'approve' then new_status = 'approved' elseif decision == 'always' then new_status = 'always' end
-redis.call('HSET', key, 'status', new_status, 'decidedBy', user_json, 'decidedAt', now)
-if new_status == 'always' then redis.call('SADD', KEYS[10], redis.call('HGET', key, 'tool')) end
-redis.call('PUBLISH', ARGV[5], cjson.encode({type = 'approval', approvalId = ARGV[6], threadId = ARGV[7],
-  status = new_status, by = cjson.decode(user_json), at = now}))
+if A.decision == 'approve' then new_status = 'approved'
+elseif A.decision == 'always' or A.decision == 'alwaysThread' then new_status = A.decision end
+redis.call('HSET', K.approval, 'status', new_status, 'decidedBy', A.user, 'decidedAt', now)
+local tool = redis.call('HGET', K.approval, 'tool')
+if new_status == 'always' then
+  redis.call('SADD', K.allow, 'user:' .. (redis.call('HGET', K.approval, 'requesterId') or '') .. ':' .. tool)
+elseif new_status == 'alwaysThread' then
+  redis.call('SADD', K.allow, 'thread:' .. tool)
+end
+touch(A.retention)
+redis.call('PUBLISH', A.channel, cjson.encode({type = 'approval', approvalId = A.approvalId,
+  threadId = A.threadId, runId = run, status = new_status, by = cjson.decode(A.user), at = now}))
 return {'accepted', new_status}
-`;
+`,
+});
 
-/** settleApproval: KEYS[12] approval; ARGV status ('expired'|'cancelled'), now → the final status. */
-const SETTLE_APPROVAL = `
-local key = KEYS[12]
-local status = redis.call('HGET', key, 'status')
+/** settleApproval → the final status (false when there is no record): ends a pending wait as expired/cancelled. */
+export const SETTLE_APPROVAL = defineScript({
+  name: "tlSettleApproval",
+  approval: true,
+  args: ["status", "now"],
+  lua: `
+local status = redis.call('HGET', K.approval, 'status')
 if not status then return false end
 if status ~= 'pending' then return status end
-redis.call('HSET', key, 'status', ARGV[1], 'decidedAt', ARGV[2])
-return ARGV[1]
-`;
+redis.call('HSET', K.approval, 'status', A.status, 'decidedAt', A.now)
+return A.status
+`,
+});
 
-/** The scripts by command name, with their number of keys. */
-export const SCRIPTS = {
-  tlSubmit: { lua: SUBMIT, keys: 11 },
-  tlSetDisposition: { lua: SET_DISPOSITION, keys: 11 },
-  tlWithdraw: { lua: WITHDRAW, keys: 11 },
-  tlEdit: { lua: EDIT, keys: 11 },
-  tlStop: { lua: STOP, keys: 11 },
-  tlClaim: { lua: CLAIM, keys: 11 },
-  tlStart: { lua: START, keys: 11 },
-  tlHeartbeat: { lua: HEARTBEAT, keys: 1 },
-  tlDrain: { lua: DRAIN, keys: 11 },
-  tlAck: { lua: ACK, keys: 11 },
-  tlAppend: { lua: APPEND, keys: 11 },
-  tlRecordToolResult: { lua: RECORD_TOOL_RESULT, keys: 11 },
-  tlRelease: { lua: RELEASE, keys: 11 },
-  tlCreateApproval: { lua: CREATE_APPROVAL, keys: 12 },
-  tlDecide: { lua: DECIDE, keys: 12 },
-  tlSettleApproval: { lua: SETTLE_APPROVAL, keys: 12 },
-} as const;
-
-export type ScriptName = keyof typeof SCRIPTS;
-
-type ScriptReply = string | number | null | ScriptReply[];
-
-/** A Redis connection with the scripts defined on it. */
-export interface ScriptedRedis {
-  redis: Redis;
-  run(name: ScriptName, keys: string[], args: (string | number)[]): Promise<ScriptReply>;
-}
-
-const defined = new WeakSet<Redis>();
-
-/** Defines the scripts on a connection (once) and returns a typed runner. Uses EVALSHA with reload on NOSCRIPT. */
-export function withScripts(redis: Redis): ScriptedRedis {
-  if (!defined.has(redis)) {
-    for (const [name, script] of Object.entries(SCRIPTS)) {
-      redis.defineCommand(name, { numberOfKeys: script.keys, lua: script.lua });
-    }
-    defined.add(redis);
-  }
-  const commands = redis as unknown as Record<
-    ScriptName,
-    (...args: (string | number)[]) => Promise<ScriptReply>
-  >;
-  return {
-    redis,
-    run: (name, keys, args) => commands[name].call(redis, ...keys, ...args),
-  };
-}
+/** Every script, defined on a connection once. */
+export const SCRIPTS = [
+  SUBMIT,
+  SET_DISPOSITION,
+  WITHDRAW,
+  EDIT,
+  STOP,
+  START,
+  HEARTBEAT,
+  DRAIN,
+  ACK,
+  APPEND,
+  RECORD_CALL,
+  RELEASE,
+  CREATE_APPROVAL,
+  DECIDE,
+  SETTLE_APPROVAL,
+] as const;

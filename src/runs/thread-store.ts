@@ -3,6 +3,16 @@ import type { AgentMessage } from "../agent/index.js";
 import type { ChatUser } from "../chat/index.js";
 import { threadKeys } from "./keys.js";
 
+/** The allow-set entry of a tool allowed for one requester in a thread. */
+export function allowedForUser(userId: string, tool: string): string {
+  return `user:${userId}:${tool}`;
+}
+
+/** The allow-set entry of a tool allowed for everyone in a thread. */
+export function allowedForThread(tool: string): string {
+  return `thread:${tool}`;
+}
+
 /** What Threadline remembers about a thread besides its transcript. */
 export interface ThreadMeta {
   engaged: boolean;
@@ -43,23 +53,17 @@ export class ThreadStore {
     return parseMeta(await this.redis.hgetall(threadKeys(this.prefix, threadId).meta));
   }
 
-  /** Tool names always allowed in the thread ("Always allow" clicks). */
-  async allowedTools(threadId: string): Promise<Set<string>> {
-    return new Set(await this.redis.smembers(threadKeys(this.prefix, threadId).allow));
-  }
-
-  /** Results of tool calls that finished during the active run (for crash recovery). */
-  async finishedToolCalls(threadId: string): Promise<Map<string, { result: unknown; isError: boolean }>> {
-    const raw = await this.redis.hgetall(threadKeys(this.prefix, threadId).toolResults);
-    const out = new Map<string, { result: unknown; isError: boolean }>();
-    for (const [id, json] of Object.entries(raw)) {
-      try {
-        out.set(id, JSON.parse(json) as { result: unknown; isError: boolean });
-      } catch {
-        // Unknown outcome: reported as interrupted.
-      }
-    }
-    return out;
+  /**
+   * True when the thread always allows `tool` for `userId` (an "Always allow" click on one of their runs'
+   * cards) or for everyone (an approver's "for everyone" click).
+   */
+  async isToolAllowed(threadId: string, userId: string, tool: string): Promise<boolean> {
+    const [forUser, forThread] = await this.redis.smismember(
+      threadKeys(this.prefix, threadId).allow,
+      allowedForUser(userId, tool),
+      allowedForThread(tool),
+    );
+    return forUser === 1 || forThread === 1;
   }
 
   /**
@@ -78,13 +82,6 @@ export class ThreadStore {
       total += Number(length);
     }
     return total;
-  }
-
-  /** Deletes everything stored for a thread (tests and admin). */
-  async deleteThread(threadId: string): Promise<void> {
-    const keys = threadKeys(this.prefix, threadId);
-    const names = Object.values(keys).filter((value): value is string => typeof value === "string");
-    await this.redis.del(...names);
   }
 }
 

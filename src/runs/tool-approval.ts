@@ -1,22 +1,13 @@
-import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { AgentLoopConfig, AgentMessage } from "../agent/index.js";
 import { renderArguments } from "../chat/index.js";
 import { type ApprovalGate, verdictReason } from "./approvals.js";
-import type { ThreadKeys } from "./keys.js";
+import { callKey } from "./recovery.js";
 import type { RunObserver, RunTool, ToolRunContext } from "./setup.js";
+import type { ThreadScripts } from "./thread-scripts.js";
 import type { ThreadStore } from "./thread-store.js";
 
 /** Longest argument rendering shown on a card. */
 const CARD_ARGUMENTS_CHARS = 2500;
-
-/**
- * The approval id of a tool call: stable across worker restarts (the assistant message's position in the
- * transcript plus the call id), safe in keys and button payloads.
- */
-export function approvalIdFor(assistantIndex: number, toolCallId: string): string {
-  return `${assistantIndex}-${createHash("sha1").update(toolCallId).digest("hex").slice(0, 12)}`;
-}
 
 export interface ToolApprovalOptions {
   tools: RunTool[];
@@ -24,33 +15,34 @@ export interface ToolApprovalOptions {
   gate: ApprovalGate;
   /** The run's live transcript (the assistant message is in it when its calls are prepared). */
   transcript: AgentMessage[];
+  scripts: ThreadScripts;
   store: ThreadStore;
-  redis: Redis;
-  keys: ThreadKeys;
   observer?: RunObserver;
 }
 
 /**
  * A `beforeToolCall` that applies each tool's approval policy: "never" runs, "ask" waits for a decision
- * (unless the thread always allows the tool); a denial, timeout or abort blocks the call with a reason
- * the model can read.
+ * (unless the thread always allows the tool for this run's requester, or for everyone); a denial, timeout
+ * or abort blocks the call with a reason the model can read.
  */
 export function createToolApproval(
   options: ToolApprovalOptions,
 ): NonNullable<AgentLoopConfig["beforeToolCall"]> {
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
+  const keys = options.scripts.keys(options.ctx.threadId);
   return async ({ assistantMessage, toolCall, args }, signal) => {
     const tool = byName.get(toolCall.name);
     const policy = tool?.approval ?? "never";
     const needed = typeof policy === "function" ? await policy(args, options.ctx) : policy;
     if (needed === "never") return undefined;
-    if ((await options.store.allowedTools(options.ctx.threadId)).has(toolCall.name)) return undefined;
-    const approvalId = approvalIdFor(options.transcript.lastIndexOf(assistantMessage), toolCall.id);
-    const waiting = await options.redis.llen(options.keys.inbox);
+    if (await options.store.isToolAllowed(options.ctx.threadId, options.ctx.requester.id, toolCall.name)) {
+      return undefined;
+    }
+    const waiting = await options.scripts.redis.llen(keys.inbox);
     const asked = Date.now();
     const verdict = await options.gate.request(
       {
-        approvalId,
+        callKey: callKey(options.transcript.lastIndexOf(assistantMessage), toolCall.id),
         toolCallId: toolCall.id,
         toolName: toolCall.name,
         argumentsText: renderArguments(toolCall.arguments, CARD_ARGUMENTS_CHARS),

@@ -4,8 +4,10 @@ import { ActiveRuns } from "./active-runs.js";
 import { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
 import { createRunProcessor } from "./processor.js";
-import { createRunWorker, type RunJobData } from "./queue.js";
+import { createRunQueue, createRunWorker, type RunJobData } from "./queue.js";
 import type { AgentSetup, OutboundResolver, RunLogger, RunObserver } from "./setup.js";
+import { SILENT_LOGGER } from "./setup.js";
+import { startPendingStartSweeper } from "./start-sweeper.js";
 
 export interface RunWorkerOptions {
   /** Connection for ordinary commands and scripts. */
@@ -61,12 +63,21 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (options.lockDuration !== undefined) tuning.lockDuration = options.lockDuration;
   if (options.stalledInterval !== undefined) tuning.stalledInterval = options.stalledInterval;
   const worker = createRunWorker(options.bullConnection, options.config.prefix, processor, tuning);
+  // Every worker sweeps for started runs whose job was never added (a gateway died in between).
+  const sweepQueue = createRunQueue(options.redis, options.config.prefix);
+  const stopSweeping = startPendingStartSweeper(
+    options.redis,
+    sweepQueue,
+    options.config,
+    options.log ?? SILENT_LOGGER,
+  );
   return {
     worker,
     bus,
     activeThreadIds: () => active.threadIds(),
     async close(options = {}) {
       const { graceMs = 30_000, force = false } = typeof options === "boolean" ? { force: options } : options;
+      stopSweeping();
       const closing = worker.close(force);
       const timer = setTimeout(() => worker.cancelAllJobs("worker shutting down"), graceMs);
       try {
@@ -74,6 +85,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       } finally {
         clearTimeout(timer);
       }
+      await sweepQueue.close();
       await bus.close();
     },
   };

@@ -3,7 +3,6 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ToolResultMessage } from "../../src/agent/index.js";
 import { threadId } from "../../src/chat/index.js";
-import { approvalIdFor } from "../../src/runs/index.js";
 import { REDIS_URL } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
@@ -76,9 +75,10 @@ describe("a worker process killed mid-run", () => {
     const first = await startWorkerProcess(h.prefix, "1");
     const runId = await h.mention(thread, "take a note, then deploy", alice);
     // Sequential batch: `note` ran, `deploy` waits for its approval.
-    const approvalId = approvalIdFor(1, "deploy-1");
-    const approvalKey = h.keys(thread).approval(approvalId);
-    await until(async () => (await count("note")) === 1 && (await h.redis.exists(approvalKey)) === 1);
+    // The approval's id is random; the run remembers it under the call's run-unique key (turn + call id).
+    const approvalIdOf = () => h.redis.hget(h.keys(thread).approvals, "1:deploy-1");
+    await until(async () => (await count("note")) === 1 && (await approvalIdOf()) !== null);
+    const approvalId = (await approvalIdOf())!;
     expect(await count("deploy")).toBe(0);
     const reply = h.message(thread, "use the blue-green strategy");
     expect(await h.intake.submit(reply)).toEqual({ kind: "queued", runId, disposition: "steer" });

@@ -7,10 +7,9 @@ import {
   type RunQueue,
   runsConfig,
   ThreadStore,
-  threadKeyList,
   threadKeys,
-  withScripts,
 } from "../../src/runs/index.js";
+import { ThreadScripts } from "../../src/runs/thread-scripts.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
 const thread: ThreadRef = { platform: "slack", workspace: "T1", channel: "C1", thread: "100.1" };
@@ -166,12 +165,8 @@ describe("Intake queue edits", () => {
 describe("the start script (what a worker does first with a run's job)", () => {
   const keys = () => threadKeys(prefix, threadId(thread));
   const start = async (runId: string, steeringMode = "one") =>
-    (await withScripts(redis).run("tlStart", threadKeyList(keys()), [
-      runId,
-      30_000,
-      steeringMode,
-    ])) as unknown[];
-  const ids = (drained: unknown) => (drained as string[]).filter((_, i) => i % 3 === 0);
+    new ThreadScripts(redis, prefix).start(threadId(thread), { run: runId, leaseMs: 30_000, steeringMode });
+  const ids = (drained: { id: string }[]) => drained.map((entry) => entry.id);
   // Room for a few queued messages (the file's intake has a cap of 3).
   const roomy = () => new Intake(redis, queue, runsConfig({ prefix, queueCap: 10 }));
 
@@ -183,16 +178,19 @@ describe("the start script (what a worker does first with a run's job)", () => {
     for (const reply of [...steers, later]) await roomy().submit(reply);
     expect(await roomy().setDisposition(thread, later.id, "followUp")).toBe(true);
 
-    const [status, stopBy, transcript, meta, prompts, steering] = await start(runId);
-    expect([status, stopBy, transcript]).toEqual(["ok", "", []]);
-    const fields = meta as string[];
-    expect(fields[fields.indexOf("run") + 1]).toBe(runId);
+    const started = await start(runId);
+    if (started.kind !== "ok") throw new Error("expected a claim");
+    const { token, stopBy, transcript, meta, prompts, steering } = started;
+    expect([stopBy, transcript]).toEqual(["", []]);
+    expect(meta.run).toBe(runId);
     expect(ids(prompts)).toEqual([prompt.id]);
-    expect((prompts as string[])[1]).toContain("Alice: hello");
+    expect(prompts[0]!.body).toContain("Alice: hello");
     expect(ids(steering)).toEqual([steers[0]!.id]); // one at a time
     expect(await redis.lrange(keys().inflight, 0, -1)).toEqual([prompt.id, steers[0]!.id]);
     expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([steers[1]!.id, later.id]);
-    expect(await redis.get(keys().lease)).toBe(runId);
+    // The lease holds this claim's own fencing token.
+    expect(token).toBe(`${runId}#1`);
+    expect(await redis.get(keys().lease)).toBe(token);
   });
 
   it("drains every steering message in 'all' mode, and never follow-ups", async () => {
@@ -202,8 +200,8 @@ describe("the start script (what a worker does first with a run's job)", () => {
     const follow = message("three");
     await roomy().submit(follow);
     await roomy().setDisposition(thread, follow.id, "followUp");
-    const [, , , , , steering] = await start(runId, "all");
-    expect(ids(steering)).toEqual(steers.map((m) => m.id));
+    const started = await start(runId, "all");
+    expect(started.kind === "ok" && ids(started.steering)).toEqual(steers.map((m) => m.id));
     expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([follow.id]);
   });
 
@@ -212,12 +210,12 @@ describe("the start script (what a worker does first with a run's job)", () => {
     const { runId } = (await roomy().submit(prompt)) as { runId: string };
     const steer = message("also this");
     await roomy().submit(steer);
-    expect(await start("some-older-run")).toEqual(["stale"]);
+    expect(await start("some-older-run")).toEqual({ kind: "stale" });
     await roomy().stop(thread, alice);
-    const [status, stopBy, , , prompts, steering] = await start(runId);
-    expect(status).toBe("ok");
-    expect(JSON.parse(stopBy as string)).toEqual(alice);
-    expect([prompts, steering]).toEqual([[], []]);
+    const started = await start(runId);
+    if (started.kind !== "ok") throw new Error("expected a claim");
+    expect(JSON.parse(started.stopBy)).toEqual(alice);
+    expect([started.prompts, started.steering]).toEqual([[], []]);
     expect(await redis.lrange(keys().inbox, 0, -1)).toEqual([prompt.id, steer.id]);
   });
 });

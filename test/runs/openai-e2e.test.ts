@@ -170,7 +170,7 @@ describe("a run on the OpenAI-compatible provider (local fake server)", () => {
     const thread = h.thread();
     const runId = await h.mention(thread, "tell me a long story", alice);
     await h.chat.waitFor((chat) => chat.texts(thread).some((text) => text.includes("Once")));
-    expect(await h.intake.stop(thread, alice)).toBe(runId);
+    expect(await h.intake.stop(thread, alice)).toEqual({ kind: "stopping", runId });
     await h.runFinished(runId);
 
     expect(await server.requests[0]!.outcome).toBe("client-disconnected");

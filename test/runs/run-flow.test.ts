@@ -163,7 +163,7 @@ describe("stop", () => {
     await streaming.promise;
     const queued = h.message(thread, "and make it long");
     await h.intake.submit(queued);
-    expect(await h.intake.stop(thread, alice)).toBe(runId);
+    expect(await h.intake.stop(thread, alice)).toEqual({ kind: "stopping", runId });
     await h.runFinished(runId);
     const transcript = await h.transcript(thread);
     const assistant = transcript.find(
@@ -207,6 +207,6 @@ describe("stop", () => {
 
   it("a stop for an idle thread does nothing", async () => {
     h = await new RunsHarness().start();
-    expect(await h.intake.stop(h.thread(), alice)).toBeUndefined();
+    expect(await h.intake.stop(h.thread(), alice)).toEqual({ kind: "idle" });
   });
 });

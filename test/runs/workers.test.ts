@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { StreamFn } from "../../src/agent/index.js";
 import { threadId } from "../../src/chat/index.js";
-import { threadKeyList, withScripts } from "../../src/runs/index.js";
+import { ThreadScripts } from "../../src/runs/thread-scripts.js";
 import { connect } from "../support/redis.js";
 import { gatedTool, RunsHarness } from "./harness.js";
 
@@ -28,18 +28,20 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
  */
 async function deadWorker(runId: string, drain: ("steer" | "followUp")[] = []) {
   const connection = connect();
-  const scripts = withScripts(connection);
-  const keys = threadKeyList(h.keys(h.thread()));
-  const mode = h.config.steeringMode === "all" ? "all" : "one";
-  const start = (await scripts.run("tlStart", keys, [runId, h.config.leaseMs, mode])) as unknown[];
+  const scripts = new ThreadScripts(connection, h.prefix);
+  const id = threadId(h.thread());
+  const steeringMode = h.config.steeringMode === "all" ? "all" : "one";
+  const start = await scripts.start(id, { run: runId, leaseMs: h.config.leaseMs, steeringMode });
   const drained: string[] = [];
-  const take = (reply: string[]) => {
-    for (let i = 0; i < reply.length; i += 3) drained.push(reply[i]!);
-  };
-  if (start[0] === "ok") for (const drainedAtStart of start.slice(4) as string[][]) take(drainedAtStart);
-  for (const kind of drain) take((await scripts.run("tlDrain", keys, [runId, kind, "all"])) as string[]);
+  if (start.kind === "ok") drained.push(...[...start.prompts, ...start.steering].map((entry) => entry.id));
+  if (start.kind === "ok") {
+    for (const disposition of drain) {
+      const reply = await scripts.drain(id, { token: start.token, disposition, mode: "all" });
+      if (reply.kind === "ok") drained.push(...reply.entries.map((entry) => entry.id));
+    }
+  }
   connection.disconnect();
-  return { claim: start.slice(0, 2), drained };
+  return { claim: start.kind, drained };
 }
 
 describe("one active run per thread across two workers", () => {
@@ -130,7 +132,7 @@ describe("lease expiry and redelivery after a worker died", () => {
     }).start();
     const thread = h.thread();
     const deadRun = await h.mention(thread, "first");
-    expect((await deadWorker(deadRun)).claim).toEqual(["ok", ""]);
+    expect((await deadWorker(deadRun)).claim).toBe("ok");
     const queued = h.message(thread, "second");
     expect(await h.intake.submit(queued)).toMatchObject({ kind: "queued", runId: deadRun });
 
@@ -184,7 +186,7 @@ describe("lease expiry and redelivery after a worker died", () => {
       expect(await h.intake.setDisposition(thread, later.id, "followUp")).toBe(true);
 
       const dead = await deadWorker(runId, ["steer"]);
-      expect(dead.claim).toEqual(["ok", ""]);
+      expect(dead.claim).toBe("ok");
       expect(dead.drained).toHaveLength(2);
       const keys = h.keys(thread);
       expect(await h.redis.llen(keys.inflight)).toBe(2);
@@ -211,17 +213,20 @@ describe("lease expiry and redelivery after a worker died", () => {
     const runId = await h.mention(thread, "question");
     // A worker took the run, saved the prompt and the answer, and died before releasing the thread.
     const connection = connect();
-    const scripts = withScripts(connection);
-    const keys = threadKeyList(h.keys(thread));
-    const start = (await scripts.run("tlStart", keys, [runId, h.config.leaseMs, "one"])) as string[][];
-    const [promptId] = start[4]!;
-    expect(await scripts.run("tlAck", keys, [runId, promptId!])).toBe(1);
+    const scripts = new ThreadScripts(connection, h.prefix);
+    const id = threadId(thread);
+    const start = await scripts.start(id, { run: runId, leaseMs: h.config.leaseMs, steeringMode: "one" });
+    if (start.kind !== "ok") throw new Error("expected a claim");
+    const promptId = start.prompts[0]!.id;
+    expect(await scripts.ack(id, { token: start.token, msgId: promptId, retention: 0 })).toEqual({
+      kind: "ok",
+    });
     const answer = {
       role: "assistant",
       content: [{ type: "text", text: "first answer" }],
       stopReason: "stop",
     };
-    await scripts.run("tlAppend", keys, [runId, JSON.stringify(answer)]);
+    await scripts.append(id, { token: start.token, retention: 0 }, [JSON.stringify(answer)]);
     connection.disconnect();
     const reply = h.message(thread, "one more thing");
     expect(await h.intake.submit(reply)).toMatchObject({ kind: "queued", runId });

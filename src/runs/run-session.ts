@@ -1,0 +1,532 @@
+import {
+  type AgentEvent,
+  type AgentLoopConfig,
+  type AgentMessage,
+  type AssistantMessage,
+  runAgentLoop,
+  runAgentLoopContinue,
+} from "../agent/index.js";
+import {
+  type ChatOutbound,
+  type ChatUser,
+  createRunRenderer,
+  parseThreadId,
+  type RunOutcome,
+  type RunStats,
+  type ThreadRef,
+} from "../chat/index.js";
+import { ApprovalGate } from "./approvals.js";
+import { Lease } from "./lease.js";
+import type { RunProcessorDeps } from "./processor.js";
+import type { RunJobData } from "./queue.js";
+import { INTERRUPTED_TOOL_TEXT, recoverInterruptedCalls } from "./recovery.js";
+import type { RunLogger, RunObserver, RunTool, ToolRunContext } from "./setup.js";
+import { SILENT_LOGGER } from "./setup.js";
+import type { StartReply, ThreadScripts } from "./thread-scripts.js";
+import { parseMeta, parseTranscript, parseUser, ThreadStore } from "./thread-store.js";
+import { createToolApproval } from "./tool-approval.js";
+import { type DrainKind, TranscriptSink } from "./transcript-sink.js";
+
+/** How one execution of a run job ended: the single outcome the end step acts on. */
+export type SessionOutcome =
+  /** The loop ended and the thread was released (nothing queued). */
+  | { kind: "completed" }
+  | { kind: "stopped"; by: ChatUser | undefined }
+  | { kind: "budget"; reason: string }
+  /** Another claim owns the thread (lease lost or taken over): write nothing more, show nothing more. */
+  | { kind: "lost" }
+  /** The worker shuts down: leave the run to be resumed elsewhere. */
+  | { kind: "interrupted" }
+  /** Something threw; `final` when no retry of the job follows. */
+  | { kind: "failed"; error: unknown; final: boolean };
+
+/** What the job knows about its retries (a BullMQ job satisfies this). */
+export interface RunAttempts {
+  /** Failed attempts before this one. */
+  attemptsMade?: number;
+  opts?: { attempts?: number };
+}
+
+/** Thrown when a worker shuts down mid-run: BullMQ retries the job and the run resumes elsewhere. */
+export class RunInterruptedError extends Error {
+  constructor() {
+    super("Run interrupted by worker shutdown; it will resume from the transcript.");
+    this.name = "RunInterruptedError";
+  }
+}
+
+const FAILED_TEXT = "Something went wrong while running this request; it has been logged.";
+const RESUMING_TEXT = "Interrupted for a moment; this request resumes on its own.";
+
+/** One execution of a run job: claim → loop → one end step. */
+export class RunSession {
+  private readonly thread: ThreadRef;
+  private readonly outbound: ChatOutbound;
+  private readonly log: RunLogger;
+  private readonly observer: RunObserver;
+  private readonly controller = new AbortController();
+  private readonly stats: RunStats = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+  private readonly startedAt = Date.now();
+  private stopBy: ChatUser | null | undefined;
+  private budgetReason: string | undefined;
+  private shuttingDown = false;
+  private seenVisible = false;
+  private lease: Lease | undefined;
+  private sink: TranscriptSink | undefined;
+  private gate: ApprovalGate | undefined;
+  private renderer: ReturnType<typeof createRunRenderer> | undefined;
+  /** Steering messages the start script drained: the answer to the first steering poll. */
+  private startSteering: AgentMessage[] | undefined;
+
+  constructor(
+    private readonly deps: RunProcessorDeps,
+    private readonly scripts: ThreadScripts,
+    private readonly job: RunJobData,
+    private readonly attempts: RunAttempts = {},
+  ) {
+    this.thread = parseThreadId(job.threadId);
+    this.outbound = deps.outbound(this.thread);
+    this.log = deps.log ?? SILENT_LOGGER;
+    this.observer = deps.observer ?? {};
+  }
+
+  private get fields(): Record<string, unknown> {
+    return { threadId: this.job.threadId, runId: this.job.runId };
+  }
+
+  async execute(workerSignal: AbortSignal | undefined): Promise<void> {
+    const { config, bus } = this.deps;
+    // Listen before claiming so a stop published right after the claim is not missed.
+    const cleanups: (() => void)[] = [
+      bus.on(this.job.runId, (event) => {
+        if (event.type === "abort") this.requestStop(event.by ?? null);
+      }),
+    ];
+    const onWorkerAbort = () => {
+      this.shuttingDown = true;
+      this.controller.abort();
+    };
+    workerSignal?.addEventListener("abort", onWorkerAbort, { once: true });
+    cleanups.push(() => workerSignal?.removeEventListener("abort", onWorkerAbort));
+    let outcome: SessionOutcome;
+    try {
+      const start = await this.scripts.start(this.job.threadId, {
+        run: this.job.runId,
+        leaseMs: config.leaseMs,
+        steeringMode: config.steeringMode === "all" ? "all" : "one",
+      });
+      if (start.kind !== "ok") {
+        this.log.info(this.fields, "run job is stale; another run owns the thread");
+        return;
+      }
+      cleanups.push(this.deps.active?.enter(this.job.threadId) ?? (() => {}));
+      cleanups.push(this.claim(start));
+      this.log.info(this.fields, "run started");
+      outcome = await this.loop(start);
+    } catch (err) {
+      outcome = this.failure(err);
+    } finally {
+      for (const cleanup of cleanups.splice(0)) cleanup();
+    }
+    try {
+      await this.end(outcome, workerSignal);
+    } finally {
+      this.lease?.stop();
+    }
+  }
+
+  /** Takes the lease the start script handed out; returns what undoes the claim's listeners. */
+  private claim(start: Extract<StartReply, { kind: "ok" }>): () => void {
+    const { config, bus } = this.deps;
+    const lease = new Lease(this.scripts, this.job.threadId, start.token, config.leaseMs, {
+      lost: () => {
+        this.log.warn(this.fields, "lost the thread lease; stopping this run");
+        this.controller.abort();
+      },
+      stopRequested: (by) => this.requestStop(parseUser(by) ?? null),
+      beat: () => this.gate?.recheck(),
+      failed: (err) => this.log.warn({ ...this.fields, err }, "lease heartbeat failed"),
+    });
+    this.lease = lease;
+    lease.start();
+    if (start.stopBy) this.requestStop(parseUser(start.stopBy) ?? null);
+    const wall = setTimeout(() => {
+      this.budgetReason = `This run took longer than its limit of ${formatMinutes(config.budgets.maxWallMs)}, so it was stopped.`;
+      this.controller.abort();
+    }, config.budgets.maxWallMs);
+    // A stop or a decision published while the subscriber reconnected is state in Redis: read it again.
+    const offReconnect = bus.onReconnect(() => {
+      this.gate?.recheck();
+      this.scripts.redis.hget(this.scripts.keys(this.job.threadId).meta, "stopBy").then(
+        (by) => {
+          if (by) this.requestStop(parseUser(by) ?? null);
+        },
+        () => {},
+      );
+    });
+    return () => {
+      clearTimeout(wall);
+      offReconnect();
+    };
+  }
+
+  private requestStop(by: ChatUser | null): void {
+    if (this.stopBy === undefined) this.stopBy = by;
+    this.controller.abort();
+  }
+
+  private failure(err: unknown): SessionOutcome {
+    const made = this.attempts.attemptsMade ?? 0;
+    const allowed = this.attempts.opts?.attempts ?? 1;
+    return { kind: "failed", error: err, final: made + 1 >= allowed };
+  }
+
+  /** Runs the loop from the claimed state until it ends; returns how. Never throws. */
+  private async loop(start: Extract<StartReply, { kind: "ok" }>): Promise<SessionOutcome> {
+    const { config } = this.deps;
+    const lease = this.lease!;
+    const sink = new TranscriptSink(
+      this.scripts,
+      lease,
+      config.retentionMs,
+      parseTranscript(start.transcript),
+    );
+    this.sink = sink;
+    let prompts = sink.take("prompt", start.prompts);
+    this.startSteering = sink.take("steer", start.steering);
+    const meta = parseMeta(start.meta);
+    const requester = meta.requester ?? meta.startedBy ?? { id: "", name: "someone" };
+    const ctx: ToolRunContext = {
+      thread: this.thread,
+      threadId: this.job.threadId,
+      runId: this.job.runId,
+      requester,
+    };
+    const setup = this.deps.agent;
+    const tools = this.fenceTools(typeof setup.tools === "function" ? setup.tools(ctx) : setup.tools);
+    const systemPrompt =
+      typeof setup.systemPrompt === "function" ? setup.systemPrompt(ctx) : setup.systemPrompt;
+    this.renderer = createRunRenderer({
+      outbound: this.outbound,
+      thread: this.thread,
+      footer: config.footer,
+      onError: (err, operation) => this.log.warn({ ...this.fields, err, operation }, "chat update failed"),
+    });
+    this.gate = new ApprovalGate({
+      scripts: this.scripts,
+      bus: this.deps.bus,
+      thread: this.thread,
+      threadId: this.job.threadId,
+      runId: this.job.runId,
+      token: () => lease.token,
+      known: start.approvals,
+      outbound: this.outbound,
+      approvers: config.approvers,
+      timeoutMs: config.approvalTimeoutMs,
+      retentionMs: config.retentionMs,
+      onError: (err, operation) =>
+        this.log.warn({ ...this.fields, err, operation }, "approval card update failed"),
+    });
+    const loopConfig: AgentLoopConfig = {
+      ...setup.streamOptions,
+      model: setup.model,
+      convertToLlm: setup.convertToLlm,
+      toolExecution: setup.toolExecution ?? "parallel",
+      getSteeringMessages: () => this.drain("steer", config.steeringMode === "all" ? "all" : "one"),
+      getFollowUpMessages: () => this.drain("followUp", config.followUpMode === "all" ? "all" : "one"),
+      beforeToolCall: createToolApproval({
+        tools,
+        ctx,
+        gate: this.gate,
+        transcript: sink.messages,
+        scripts: this.scripts,
+        store: new ThreadStore(this.scripts.redis, this.deps.config.prefix),
+        observer: this.observer,
+      }),
+      shouldStopAfterTurn: () => this.budgetExceeded(),
+    };
+    const transformContext =
+      setup.contextTransform?.({
+        ...ctx,
+        systemPrompt,
+        tools,
+        appendToTranscript: (message) => sink.appendCustom(message),
+      }) ?? setup.transformContext;
+    if (transformContext) loopConfig.transformContext = transformContext;
+    const emit = (event: AgentEvent) => this.onEvent(event);
+    const signal = this.controller.signal;
+    const context = () => ({ systemPrompt, tools, messages: sink.messages });
+
+    try {
+      if (!signal.aborted) {
+        await recoverInterruptedCalls({
+          transcript: sink.messages,
+          calls: start.calls,
+          context: context(),
+          config: loopConfig,
+          emit,
+          signal,
+        });
+      }
+      while (!signal.aborted) {
+        const tail = sink.messages.at(-1) as { role?: string } | undefined;
+        if (prompts.length > 0) {
+          await runAgentLoop(prompts, context(), loopConfig, emit, signal, setup.streamFn);
+        } else if (tail && tail.role !== "assistant") {
+          await runAgentLoopContinue(
+            { ...context(), messages: sink.messages.slice() },
+            loopConfig,
+            emit,
+            signal,
+            setup.streamFn,
+          );
+        }
+        const reason = sink.lastAssistant()?.stopReason;
+        if (signal.aborted || this.budgetReason || reason === "error" || reason === "aborted") break;
+        // A natural release puts in-flight messages back in the inbox: steering the start script drained
+        // but no loop asked for is then queued again, to be drained anew.
+        sink.forget(this.startSteering ?? []);
+        this.startSteering = undefined;
+        const release = await sink.settled(
+          this.scripts.release(this.job.threadId, {
+            token: lease.token,
+            mode: "natural",
+            now: Date.now(),
+            retention: config.retentionMs,
+          }),
+        );
+        if (release.kind === "released") {
+          lease.stop();
+          return { kind: "completed" };
+        }
+        if (release.kind === "lost") lease.lose();
+        else prompts = await this.drainNext();
+      }
+    } catch (err) {
+      if (!lease.lost && !this.shuttingDown) return this.failure(err);
+    }
+    if (lease.lost) return { kind: "lost" };
+    if (this.shuttingDown) return { kind: "interrupted" };
+    if (this.stopBy !== undefined) return { kind: "stopped", by: this.stopBy ?? undefined };
+    if (this.budgetReason) return { kind: "budget", reason: this.budgetReason };
+    return { kind: "stopped", by: undefined };
+  }
+
+  /**
+   * The end step: acts on the single outcome — releases the thread when the run is over (queued messages
+   * enter the transcript marked not processed), stops the heartbeat, logs the one "run finished" line, and
+   * shows the outcome in the chat, waiting for that at most `finishTimeoutMs` (and not at all when the
+   * worker shuts down). Throws for outcomes that BullMQ must retry.
+   */
+  private async end(outcome: SessionOutcome, workerSignal: AbortSignal | undefined): Promise<void> {
+    const { config } = this.deps;
+    const lease = this.lease;
+    if (!lease) {
+      // Nothing was claimed: the start script itself failed.
+      if (outcome.kind === "failed") throw outcome.error;
+      return;
+    }
+    let shown: RunOutcome;
+    switch (outcome.kind) {
+      case "completed":
+        shown = { kind: "completed" };
+        break;
+      case "stopped":
+      case "budget": {
+        const release = await this.scripts.release(this.job.threadId, {
+          token: lease.token,
+          mode: "stopped",
+          now: Date.now(),
+          retention: config.retentionMs,
+        });
+        if (release.kind === "lost") lease.lose();
+        else if (release.kind === "released") this.markNotProcessed(release.notProcessed);
+        shown =
+          outcome.kind === "budget"
+            ? { kind: "budget", reason: outcome.reason }
+            : { kind: "stopped", by: outcome.by };
+        break;
+      }
+      case "lost":
+      case "interrupted":
+        shown = {
+          kind: "stopped",
+          by: undefined,
+          reason: "The worker running this request stopped; it will resume.",
+        };
+        break;
+      case "failed":
+        this.log.error({ ...this.fields, err: outcome.error, final: outcome.final }, "run failed");
+        // A failure that a retry of the job may still recover from says so, not "something went wrong".
+        shown = outcome.final
+          ? { kind: "failed", message: FAILED_TEXT }
+          : { kind: "stopped", by: undefined, reason: RESUMING_TEXT };
+        break;
+    }
+    lease.stop();
+    this.observer.runEnded?.(outcome.kind);
+    this.log.info(
+      { ...this.fields, outcome: outcome.kind, ...this.stats, durationMs: Date.now() - this.startedAt },
+      "run finished",
+    );
+    await this.finishRenderer(shown, workerSignal);
+    if (outcome.kind === "failed") throw outcome.error;
+    if (outcome.kind === "interrupted") throw new RunInterruptedError();
+  }
+
+  private async finishRenderer(outcome: RunOutcome, workerSignal: AbortSignal | undefined): Promise<void> {
+    const finishing = (async () => {
+      try {
+        await this.renderer?.finish(outcome, this.stats);
+      } catch (err) {
+        this.log.warn({ ...this.fields, err }, "final chat update failed");
+      }
+    })();
+    if (workerSignal?.aborted) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const late = await Promise.race([
+      finishing.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.deps.config.finishTimeoutMs);
+        onAbort = () => resolve(true);
+        workerSignal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    if (onAbort) workerSignal?.removeEventListener("abort", onAbort);
+    if (late) this.log.warn(this.fields, "final chat update still pending; the job returns without it");
+  }
+
+  /**
+   * The run's tools, fenced: each call records "executing" (fenced by the lease) right before `execute`,
+   * so a claim that lost the thread starts no tool and a call an earlier claim had started is never run
+   * again — it answers as interrupted.
+   */
+  private fenceTools(tools: RunTool[]): RunTool[] {
+    return tools.map((tool) => {
+      const fenced: RunTool = Object.assign(
+        Object.create(Object.getPrototypeOf(tool) as object) as RunTool,
+        tool,
+      );
+      fenced.execute = async (toolCallId, params, signal, onUpdate) => {
+        if (!(await this.sink!.beginCall(toolCallId, tool.name))) {
+          if (this.lease?.lost)
+            throw new Error("This run no longer owns its thread; the tool was not started.");
+          throw new Error(INTERRUPTED_TOOL_TEXT);
+        }
+        return tool.execute.call(tool, toolCallId, params, signal, onUpdate);
+      };
+      return fenced;
+    });
+  }
+
+  private budgetExceeded(): boolean {
+    const { budgets } = this.deps.config;
+    if (this.stats.turns >= budgets.maxTurns) {
+      this.budgetReason = `This run reached its limit of ${budgets.maxTurns} turns, so it was stopped.`;
+    } else if (
+      budgets.maxTokens !== undefined &&
+      this.stats.inputTokens + this.stats.outputTokens >= budgets.maxTokens
+    ) {
+      this.budgetReason = `This run used its budget of ${budgets.maxTokens} tokens, so it was stopped.`;
+    } else if (Date.now() - this.startedAt >= budgets.maxWallMs) {
+      this.budgetReason = `This run took longer than its limit of ${formatMinutes(budgets.maxWallMs)}, so it was stopped.`;
+    }
+    return this.budgetReason !== undefined;
+  }
+
+  /** Takes queued messages for the loop; nothing once the run is stopping (they stay queued, then are marked). */
+  private async drain(kind: DrainKind, mode: "one" | "all"): Promise<AgentMessage[]> {
+    if (this.controller.signal.aborted) return [];
+    if (kind === "steer" && this.startSteering !== undefined) {
+      // The start script already made the first steering poll.
+      const first = this.startSteering;
+      this.startSteering = undefined;
+      return first;
+    }
+    const lease = this.lease!;
+    const reply = await this.scripts.drain(this.job.threadId, {
+      token: lease.token,
+      disposition: kind,
+      mode,
+    });
+    if (reply.kind === "lost") {
+      lease.lose();
+      return [];
+    }
+    return this.sink!.take(kind, reply.entries);
+  }
+
+  /** After the loop ended naturally with messages still queued: the next batch, steering first. */
+  private async drainNext(): Promise<AgentMessage[]> {
+    const { steeringMode, followUpMode } = this.deps.config;
+    const steer = await this.drain("steer", steeringMode === "all" ? "all" : "one");
+    if (steer.length > 0) return steer;
+    const followUp = await this.drain("followUp", followUpMode === "all" ? "all" : "one");
+    if (followUp.length > 0) return followUp;
+    return this.drain("prompt", "all");
+  }
+
+  /** The loop's event sink: render, then persist. Awaited by the loop, so persistence keeps its order. */
+  private async onEvent(event: AgentEvent): Promise<void> {
+    // A claim that lost its thread shows nothing more: its successor renders the run.
+    if (this.lease?.lost) return;
+    this.renderer?.handle(event);
+    if (!this.seenVisible && (event.type === "message_update" || event.type === "tool_execution_start")) {
+      this.seenVisible = true;
+      this.observer.firstVisible?.(Date.now() - this.startedAt);
+    }
+    if (event.type === "message_end") {
+      const message = event.message;
+      // A worker shutdown aborts the run only to hand it over: the stand-in "aborted" answer is not part of
+      // the conversation, and the next worker continues from what was persisted before it.
+      if (this.shuttingDown && (message as Partial<AssistantMessage>).stopReason === "aborted") return;
+      const delivered = await this.sink!.persist(message);
+      if (delivered && delivered.kind !== "prompt") {
+        this.markDelivered(delivered.id);
+        if (delivered.receivedAt > 0) this.observer.delivered?.(Date.now() - delivered.receivedAt);
+      }
+      if ((message as { role?: string }).role === "assistant") this.countTurn(message as AssistantMessage);
+    } else if (event.type === "tool_execution_end") {
+      this.stats.toolCalls++;
+      this.observer.toolCall?.(event.toolName, event.isError);
+      this.sink!.finishCall(event.toolCallId, event.result, event.isError);
+    }
+  }
+
+  private countTurn(message: AssistantMessage): void {
+    this.observer.turn?.();
+    this.stats.turns++;
+    this.stats.inputTokens += message.usage.input;
+    this.stats.outputTokens += message.usage.output;
+    if (message.usage.cost.total > 0) this.stats.cost = (this.stats.cost ?? 0) + message.usage.cost.total;
+  }
+
+  private markDelivered(messageId: string): void {
+    const { reactions } = this.deps.config;
+    void this.remark(messageId, [reactions.steer, reactions.followUp], reactions.delivered);
+  }
+
+  private markNotProcessed(messageIds: string[]): void {
+    const { reactions } = this.deps.config;
+    for (const id of messageIds)
+      void this.remark(id, [reactions.steer, reactions.followUp], reactions.notProcessed);
+  }
+
+  private async remark(messageId: string, remove: string[], add: string): Promise<void> {
+    try {
+      await Promise.all(remove.map((emoji) => this.outbound.unreact(this.thread, messageId, emoji)));
+      await this.outbound.react(this.thread, messageId, add);
+    } catch (err) {
+      this.log.warn({ ...this.fields, err, messageId }, "could not update message marks");
+    }
+  }
+}
+
+/** Minutes as people say them: "15 min", "1.5 min", "30 s". */
+function formatMinutes(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  const minutes = ms / 60_000;
+  return `${Number.isInteger(minutes) ? minutes : minutes.toFixed(1)} min`;
+}

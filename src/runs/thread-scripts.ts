@@ -1,0 +1,266 @@
+import type { Redis } from "ioredis";
+import { type ThreadKeys, threadKeys } from "./keys.js";
+import * as lua from "./scripts.js";
+import { SCRIPTS, type ScriptSpec, THREAD_KEY_NAMES } from "./scripts.js";
+
+/**
+ * The typed client of the thread scripts: one method per script, a named input, a tagged reply. Fenced
+ * methods take the claim's token and answer `{ kind: "lost" }` when the lease is no longer theirs — one
+ * reply shape for every fenced script. Every method may reject on Redis errors (the caller decides whether
+ * that is transient).
+ */
+
+type Reply = string | number | null | Reply[];
+type Value = string | number;
+type Input<S> = S extends ScriptSpec<infer Args> ? { [K in Args[number]]: Value } : never;
+
+/** The fenced-script answer when this claim no longer holds the lease. */
+export type Lost = { kind: "lost" };
+
+/** A queued message a worker drained: its id, transcript body (JSON) and when it arrived (ms, 0 unknown). */
+export interface DrainedEntry {
+  id: string;
+  body: string;
+  receivedAt: number;
+}
+
+export type SubmitReply =
+  | { kind: "duplicate"; runWithoutJob: string | undefined }
+  | { kind: "ignored" }
+  | { kind: "queued"; runId: string; disposition: string }
+  | { kind: "refused"; runId: string }
+  | { kind: "stopping"; runId: string }
+  | { kind: "stopRefused"; runId: string }
+  | { kind: "stopIdle" }
+  | { kind: "started"; runId: string };
+
+export type StopReply =
+  | { kind: "idle" }
+  | { kind: "refused"; runId: string }
+  | { kind: "stopping"; runId: string };
+
+export type StartReply =
+  | { kind: "stale" }
+  | {
+      kind: "ok";
+      token: string;
+      /** JSON of who asked the run to stop, or "" when nobody did. */
+      stopBy: string;
+      transcript: string[];
+      meta: Record<string, string>;
+      prompts: DrainedEntry[];
+      steering: DrainedEntry[];
+      /** Tool-call records of the run so far, by call key. */
+      calls: Record<string, string>;
+      /** Approval ids of the run so far, by call key. */
+      approvals: Record<string, string>;
+    };
+
+export type DecideReply =
+  | { kind: "accepted"; status: string }
+  | { kind: "already"; status: string; decidedBy: string }
+  | { kind: "forbidden" }
+  | { kind: "expired" }
+  | { kind: "unknown" };
+
+const defined = new WeakSet<Redis>();
+
+function flatToRecord(flat: Reply | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!Array.isArray(flat)) return out;
+  for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = String(flat[i + 1]);
+  return out;
+}
+
+function drainedEntries(flat: Reply | undefined): DrainedEntry[] {
+  const out: DrainedEntry[] = [];
+  if (!Array.isArray(flat)) return out;
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    out.push({ id: String(flat[i]), body: String(flat[i + 1]), receivedAt: Number(flat[i + 2]) || 0 });
+  }
+  return out;
+}
+
+function tag(reply: Reply): [string, ...Reply[]] {
+  if (!Array.isArray(reply) || typeof reply[0] !== "string") {
+    throw new Error(`unexpected script reply ${JSON.stringify(reply)}`);
+  }
+  return reply as [string, ...Reply[]];
+}
+
+/** Thread scripts bound to one connection and key prefix. */
+export class ThreadScripts {
+  constructor(
+    readonly redis: Redis,
+    readonly prefix: string,
+  ) {
+    if (!defined.has(redis)) {
+      for (const script of SCRIPTS) {
+        redis.defineCommand(script.name, {
+          numberOfKeys: THREAD_KEY_NAMES.length + (script.approval ? 1 : 0),
+          lua: script.lua,
+        });
+      }
+      defined.add(redis);
+    }
+  }
+
+  /** The keys of a thread. */
+  keys(threadId: string): ThreadKeys {
+    return threadKeys(this.prefix, threadId);
+  }
+
+  private call<S extends ScriptSpec>(
+    script: S,
+    threadId: string,
+    input: Input<S>,
+    options: { approvalId?: string; rest?: readonly string[] } = {},
+  ): Promise<Reply> {
+    const keys = this.keys(threadId);
+    const keyList: string[] = THREAD_KEY_NAMES.map((name) => keys[name]);
+    if (script.approval) keyList.push(keys.approval(options.approvalId ?? ""));
+    const values = input as Record<string, Value>;
+    const args: Value[] = script.args.map((name) => values[name] ?? "");
+    if (options.rest) args.push(...options.rest);
+    const command = (this.redis as unknown as Record<string, (...a: Value[]) => Promise<Reply>>)[
+      script.name
+    ]!;
+    return command.call(this.redis, ...keyList, ...args);
+  }
+
+  async submit(threadId: string, input: Input<typeof lua.SUBMIT>): Promise<SubmitReply> {
+    const [kind, a = "", b = ""] = tag(await this.call(lua.SUBMIT, threadId, input));
+    switch (kind) {
+      case "duplicate":
+        return { kind, runWithoutJob: a === "" ? undefined : String(a) };
+      case "queued":
+        return { kind, runId: String(a), disposition: String(b) };
+      case "refused":
+      case "stopping":
+      case "stopRefused":
+      case "started":
+        return { kind, runId: String(a) };
+      case "stopIdle":
+        return { kind };
+      default:
+        return { kind: "ignored" };
+    }
+  }
+
+  async setDisposition(threadId: string, input: Input<typeof lua.SET_DISPOSITION>): Promise<boolean> {
+    return (await this.call(lua.SET_DISPOSITION, threadId, input)) === 1;
+  }
+
+  async withdraw(threadId: string, input: Input<typeof lua.WITHDRAW>): Promise<boolean> {
+    return (await this.call(lua.WITHDRAW, threadId, input)) === 1;
+  }
+
+  async edit(threadId: string, input: Input<typeof lua.EDIT>): Promise<boolean> {
+    return (await this.call(lua.EDIT, threadId, input)) === 1;
+  }
+
+  async stop(threadId: string, input: Input<typeof lua.STOP>): Promise<StopReply> {
+    const [kind, run = ""] = tag(await this.call(lua.STOP, threadId, input));
+    if (kind === "refused" || kind === "stopping") return { kind, runId: String(run) };
+    return { kind: "idle" };
+  }
+
+  async start(threadId: string, input: Input<typeof lua.START>): Promise<StartReply> {
+    const reply = tag(await this.call(lua.START, threadId, input));
+    if (reply[0] !== "ok") return { kind: "stale" };
+    const [, token, stopBy, transcript, meta, prompts, steering, calls, approvals] = reply;
+    return {
+      kind: "ok",
+      token: String(token),
+      stopBy: String(stopBy ?? ""),
+      transcript: Array.isArray(transcript) ? transcript.map(String) : [],
+      meta: flatToRecord(meta),
+      prompts: drainedEntries(prompts),
+      steering: drainedEntries(steering),
+      calls: flatToRecord(calls),
+      approvals: flatToRecord(approvals),
+    };
+  }
+
+  async heartbeat(
+    threadId: string,
+    input: Input<typeof lua.HEARTBEAT>,
+  ): Promise<Lost | { kind: "ok"; stopBy: string }> {
+    const [kind, stopBy = ""] = tag(await this.call(lua.HEARTBEAT, threadId, input));
+    return kind === "ok" ? { kind, stopBy: String(stopBy) } : { kind: "lost" };
+  }
+
+  async drain(
+    threadId: string,
+    input: Input<typeof lua.DRAIN>,
+  ): Promise<Lost | { kind: "ok"; entries: DrainedEntry[] }> {
+    const [kind, flat] = tag(await this.call(lua.DRAIN, threadId, input));
+    return kind === "ok" ? { kind, entries: drainedEntries(flat) } : { kind: "lost" };
+  }
+
+  async ack(threadId: string, input: Input<typeof lua.ACK>): Promise<Lost | { kind: "ok" }> {
+    const [kind] = tag(await this.call(lua.ACK, threadId, input));
+    return kind === "ok" ? { kind } : { kind: "lost" };
+  }
+
+  async append(
+    threadId: string,
+    input: Input<typeof lua.APPEND>,
+    messages: readonly string[],
+  ): Promise<Lost | { kind: "ok"; length: number }> {
+    const [kind, length] = tag(await this.call(lua.APPEND, threadId, input, { rest: messages }));
+    return kind === "ok" ? { kind, length: Number(length) } : { kind: "lost" };
+  }
+
+  async recordCall(
+    threadId: string,
+    input: Input<typeof lua.RECORD_CALL>,
+  ): Promise<Lost | { kind: "ok" } | { kind: "exists"; record: string }> {
+    const [kind, record] = tag(await this.call(lua.RECORD_CALL, threadId, input));
+    if (kind === "ok") return { kind };
+    if (kind === "exists") return { kind, record: String(record) };
+    return { kind: "lost" };
+  }
+
+  async release(
+    threadId: string,
+    input: Input<typeof lua.RELEASE>,
+  ): Promise<Lost | { kind: "pending" } | { kind: "released"; notProcessed: string[] }> {
+    const [kind, ...ids] = tag(await this.call(lua.RELEASE, threadId, input));
+    if (kind === "released") return { kind, notProcessed: ids.map(String) };
+    if (kind === "pending") return { kind };
+    return { kind: "lost" };
+  }
+
+  async createApproval(
+    threadId: string,
+    input: Input<typeof lua.CREATE_APPROVAL>,
+    fields: Record<string, Value>,
+  ): Promise<Lost | { kind: "created" } | { kind: "exists"; status: string }> {
+    const rest = Object.entries(fields).flatMap(([name, value]) => [name, String(value)]);
+    const [kind, status = ""] = tag(
+      await this.call(lua.CREATE_APPROVAL, threadId, input, { approvalId: String(input.approvalId), rest }),
+    );
+    if (kind === "created") return { kind };
+    if (kind === "exists") return { kind, status: String(status) };
+    return { kind: "lost" };
+  }
+
+  async decide(threadId: string, input: Input<typeof lua.DECIDE>): Promise<DecideReply> {
+    const reply = tag(await this.call(lua.DECIDE, threadId, input, { approvalId: String(input.approvalId) }));
+    const [kind, status = "", decidedBy = ""] = reply;
+    if (kind === "accepted") return { kind, status: String(status) };
+    if (kind === "already") return { kind, status: String(status), decidedBy: String(decidedBy) };
+    if (kind === "forbidden" || kind === "expired") return { kind };
+    return { kind: "unknown" };
+  }
+
+  async settleApproval(
+    threadId: string,
+    approvalId: string,
+    input: Input<typeof lua.SETTLE_APPROVAL>,
+  ): Promise<string | undefined> {
+    const reply = await this.call(lua.SETTLE_APPROVAL, threadId, input, { approvalId });
+    return typeof reply === "string" ? reply : undefined;
+  }
+}

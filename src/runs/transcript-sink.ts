@@ -1,0 +1,175 @@
+import type { AgentMessage, AssistantMessage } from "../agent/index.js";
+import type { Lease } from "./lease.js";
+import { type CallRecord, callKey } from "./recovery.js";
+import type { DrainedEntry, ThreadScripts } from "./thread-scripts.js";
+
+/** Which queue a drained message came from. */
+export type DrainKind = "prompt" | "steer" | "followUp";
+
+/** A drained message that entered the transcript. */
+export interface Delivered {
+  id: string;
+  kind: DrainKind;
+  receivedAt: number;
+}
+
+/**
+ * The run's persisted transcript: an in-memory copy that always matches Redis (call keys and approval
+ * requests use transcript positions) and the fenced writes that keep it so — a drained message enters it
+ * with its ack, everything else with an append, tool calls get their "executing" and "done" records. A
+ * write that answers "lost" loses the lease; nothing after it is written.
+ */
+export class TranscriptSink {
+  readonly messages: AgentMessage[] = [];
+  /** Index of the assistant message whose tool calls run now (the latest one). */
+  private assistantIndex = -1;
+  private readonly drained = new Map<AgentMessage, { id: string; kind: DrainKind; receivedAt: number }>();
+  /** Writes issued without waiting (tool result records); the next awaited write waits for them too. */
+  private readonly unsettled: Promise<unknown>[] = [];
+
+  constructor(
+    private readonly scripts: ThreadScripts,
+    private readonly lease: Lease,
+    private readonly retentionMs: number,
+    loaded: AgentMessage[],
+  ) {
+    this.messages.push(...loaded);
+    for (let i = loaded.length - 1; i >= 0; i--) {
+      if ((loaded[i] as { role?: string }).role === "assistant") {
+        this.assistantIndex = i;
+        break;
+      }
+    }
+  }
+
+  private get threadId(): string {
+    return this.lease.threadId;
+  }
+
+  /** The run-unique key of a call of the latest assistant message. */
+  callKey(toolCallId: string): string {
+    return callKey(this.assistantIndex, toolCallId);
+  }
+
+  /** Remembers drained messages until they enter the transcript. */
+  take(kind: DrainKind, entries: readonly DrainedEntry[]): AgentMessage[] {
+    const messages: AgentMessage[] = [];
+    for (const entry of entries) {
+      const message = JSON.parse(entry.body) as AgentMessage;
+      this.drained.set(message, { id: entry.id, kind, receivedAt: entry.receivedAt });
+      messages.push(message);
+    }
+    return messages;
+  }
+
+  /** Forgets drained messages that will not be delivered by this claim (they go back to the inbox). */
+  forget(messages: readonly AgentMessage[]): void {
+    for (const message of messages) this.drained.delete(message);
+  }
+
+  /**
+   * Persists a finished message: the ack of a drained one (returned) or an append. Resolves `undefined`
+   * for appends and when the lease is lost. @throws on Redis errors.
+   */
+  async persist(message: AgentMessage): Promise<Delivered | undefined> {
+    if (this.lease.lost) return undefined;
+    this.messages.push(message);
+    if ((message as { role?: string }).role === "assistant") this.assistantIndex = this.messages.length - 1;
+    const drained = this.drained.get(message);
+    if (drained) {
+      this.drained.delete(message);
+      const acked = await this.settled(
+        this.scripts.ack(this.threadId, {
+          token: this.lease.token,
+          msgId: drained.id,
+          retention: this.retentionMs,
+        }),
+      );
+      if (acked.kind === "lost") {
+        this.lease.lose();
+        return undefined;
+      }
+      return drained;
+    }
+    const appended = await this.settled(
+      this.scripts.append(this.threadId, { token: this.lease.token, retention: this.retentionMs }, [
+        JSON.stringify(message),
+      ]),
+    );
+    if (appended.kind === "lost") this.lease.lose();
+    return undefined;
+  }
+
+  /** Persists an app-defined message (a context summary). False when this run no longer owns the thread. */
+  async appendCustom(message: AgentMessage): Promise<boolean> {
+    if (this.lease.lost) return false;
+    const appended = await this.settled(
+      this.scripts.append(this.threadId, { token: this.lease.token, retention: this.retentionMs }, [
+        JSON.stringify(message),
+      ]),
+    );
+    if (appended.kind === "lost") {
+      this.lease.lose();
+      return false;
+    }
+    this.messages.push(message);
+    return true;
+  }
+
+  /**
+   * Records, right before `execute`, that a call starts. Resolves false — and the tool must not start —
+   * when the lease is lost or an earlier claim of this run already started the same call.
+   * @throws on Redis errors (the tool then does not start either).
+   */
+  async beginCall(toolCallId: string, tool: string): Promise<boolean> {
+    if (this.lease.lost) return false;
+    const record: CallRecord = { status: "executing", tool, startedAt: Date.now() };
+    const reply = await this.settled(
+      this.scripts.recordCall(this.threadId, {
+        token: this.lease.token,
+        callKey: this.callKey(toolCallId),
+        record: JSON.stringify(record),
+        onlyIfAbsent: 1,
+        retention: this.retentionMs,
+      }),
+    );
+    if (reply.kind === "lost") this.lease.lose();
+    return reply.kind === "ok";
+  }
+
+  /**
+   * Records a finished call's result for crash recovery. Not awaited: the result's transcript append
+   * follows on the same connection (Redis applies them in order) and waits for both, so a finished tool
+   * costs one round trip before the next step, not two.
+   */
+  finishCall(toolCallId: string, result: unknown, isError: boolean): void {
+    if (this.lease.lost) return;
+    const record = JSON.stringify({ status: "done", result, isError });
+    const recorded = this.scripts
+      .recordCall(this.threadId, {
+        token: this.lease.token,
+        callKey: this.callKey(toolCallId),
+        record,
+        onlyIfAbsent: 0,
+        retention: this.retentionMs,
+      })
+      .then((reply) => {
+        if (reply.kind === "lost") this.lease.lose();
+      });
+    recorded.catch(() => {}); // reported by the step that waits for it
+    this.unsettled.push(recorded);
+  }
+
+  /** Waits for `step` and for every write issued before it without waiting (a failure of either rejects). */
+  async settled<T>(step: Promise<T>): Promise<T> {
+    const earlier = this.unsettled.splice(0);
+    const [result] = await Promise.all([step, ...earlier]);
+    return result;
+  }
+
+  /** The latest assistant message, if any. */
+  lastAssistant(): AssistantMessage | undefined {
+    const message = this.messages[this.assistantIndex];
+    return message as AssistantMessage | undefined;
+  }
+}
