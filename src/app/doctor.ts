@@ -1,7 +1,7 @@
 import { WebClient } from "@slack/web-api";
 import { Redis } from "ioredis";
 import type { Env } from "../config/index.js";
-import { DEFAULT_OPENAI_BASE_URL, probeModelEndpoint } from "../llm/index.js";
+import { contextWindowFor, DEFAULT_OPENAI_BASE_URL, formatLimit, probeModelEndpoint } from "../llm/index.js";
 import { slackClientOptions } from "../slack/index.js";
 
 /** One line of the doctor's report. */
@@ -67,8 +67,21 @@ async function checkModel(env: Env): Promise<DoctorCheck> {
   };
   if (env.OPENAI_API_KEY) options.apiKey = env.OPENAI_API_KEY;
   const result = await probeModelEndpoint(options);
+  const known = contextWindowFor(env.OPENAI_MODEL, env.OPENAI_CONTEXT_WINDOW);
+  const served = result.ok ? result.contextWindow : undefined;
+  const window =
+    known.source === "configured"
+      ? `${Math.min(known.tokens, served ?? known.tokens)} tokens (configured${served !== undefined ? `; the server reports ${served}` : ""})`
+      : served !== undefined
+        ? `${served} tokens (reported by the server)`
+        : `${known.tokens} tokens (${known.source === "known" ? "known for this model" : "default; set OPENAI_CONTEXT_WINDOW"})`;
+  const settings = `model ${env.OPENAI_MODEL} at ${options.baseURL}; context window ${window}; header timeout ${formatLimit(env.OPENAI_HEADER_TIMEOUT_MS)}, idle timeout ${env.OPENAI_IDLE_TIMEOUT_MS === 0 ? "off" : formatLimit(env.OPENAI_IDLE_TIMEOUT_MS)}`;
+  const unlisted =
+    result.ok && result.via === "chat" && result.models
+      ? ` Warning: "${env.OPENAI_MODEL}" is not in the server's model list (${result.models.slice(0, 8).join(", ")}).`
+      : "";
   return result.ok
-    ? { name: "Model", ok: true, detail: result.verdict }
+    ? { name: "Model", ok: true, detail: `${result.verdict}${unlisted} Using ${settings}.` }
     : {
         name: "Model",
         ok: false,

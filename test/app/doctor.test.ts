@@ -86,3 +86,21 @@ describe("threadline doctor", () => {
     expect(report).toContain("1 problem to fix.");
   });
 });
+
+describe("threadline doctor: the model settings in use", () => {
+  it("names the model, the endpoint, the server's context window and the timeouts", async () => {
+    model.modelFields = { meta: { n_ctx: 4096 } };
+    try {
+      const checks = await runDoctor(
+        env({ OPENAI_IDLE_TIMEOUT_MS: "1500", OPENAI_HEADER_TIMEOUT_MS: "60000" }),
+      );
+      const check = checks.find((entry) => entry.name === "Model");
+      expect(check?.ok).toBe(true);
+      expect(check?.detail).toContain(
+        `Using model fake-model at ${model.baseURL}; context window 4096 tokens (reported by the server); header timeout 60 s, idle timeout 1.5 s.`,
+      );
+    } finally {
+      model.modelFields = {};
+    }
+  });
+});
