@@ -13,7 +13,11 @@ export type ButtonReply = { kind: "none" } | { kind: "notice"; text: string };
 /**
  * What a platform adapter's receiving side calls for each normalized event. Implemented by the gateway
  * (`src/runs`); adapters never decide anything themselves. Every method resolves when the event was
- * handled (adapters ack platform events before calling it, so slowness here never causes retries).
+ * handled, and adapters acknowledge a platform event only then (DESIGN.md §4: acknowledged only once
+ * stored). `message` retries while Redis is away and resolves even when it finally gives up (the message
+ * is marked and its author told); a rejection from any method means nothing was stored, so the adapter
+ * leaves the event unacknowledged for the platform to deliver again. Calls for one thread are made in
+ * the order its events arrived (`ThreadSerial`).
  */
 export interface ChatInbound {
   /** A new user message: a mention, a DM, or a reply in a thread. */

@@ -39,4 +39,5 @@ export {
 } from "./render/run-renderer.js";
 export { MIN_SPLIT_CHARS, pieceText, planSplit, type SplitPiece, splitMessage } from "./render/split.js";
 export * from "./thread-ref.js";
+export { ThreadSerial, type ThreadSerialOptions } from "./thread-serial.js";
 export type * from "./types.js";

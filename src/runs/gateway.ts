@@ -9,6 +9,7 @@ import type {
 } from "../chat/index.js";
 import type { RunsConfig } from "./config.js";
 import type { Intake } from "./intake.js";
+import { DEFAULT_INTAKE_RETRY, DurableSubmit, type IntakeRetryPolicy } from "./intake-retry.js";
 import type { RunLogger } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
 
@@ -18,16 +19,26 @@ export interface GatewayOptions {
   outbound: ChatOutbound;
   config: RunsConfig;
   log?: RunLogger;
+  /** How long a message is retried while Redis is away; default {@link DEFAULT_INTAKE_RETRY}. */
+  intakeRetry?: Partial<IntakeRetryPolicy>;
 }
+
+/** What the author of a message that could not be stored is told (privately). */
+export const NOT_STORED_NOTICE =
+  "I couldn't take your message in: my storage is unreachable right now. Please send it again in a moment.";
 
 /**
  * The platform-neutral gateway: turns normalized chat events into intake operations and shows their
- * effect with the reaction vocabulary (DESIGN.md §1). It never runs an agent.
+ * effect with the reaction vocabulary (DESIGN.md §1). It never runs an agent. `message` resolves once the
+ * message is stored (adapters acknowledge the platform event then), retrying while Redis is away; when
+ * the retries give up it marks the message ⚠️, tells its author to send it again, logs the message id and
+ * resolves too (the failure is final and visible). The other handlers reject when Redis fails.
  */
 export function createGateway(options: GatewayOptions): ChatInbound {
   const { intake, outbound, config } = options;
   const log = options.log ?? SILENT_LOGGER;
   const marks = config.reactions;
+  const durable = new DurableSubmit(intake, { ...DEFAULT_INTAKE_RETRY, ...options.intakeRetry }, log);
 
   const safely = async (
     operation: string,
@@ -55,9 +66,24 @@ export function createGateway(options: GatewayOptions): ChatInbound {
       const seen = message.mentionsBot
         ? safely("react", fields, () => outbound.react(message.thread, message.id, marks.seen))
         : Promise.resolve();
-      const result = await intake.submit(message);
+      const result = await durable.submit(message);
       await seen;
       switch (result.kind) {
+        case "failed": {
+          const { attempts, error: err } = result;
+          log.error(
+            { ...fields, thread: message.thread.thread, attempts, err },
+            "message not stored; gave up",
+          );
+          await safely("react", fields, async () => {
+            await outbound.react(message.thread, message.id, marks.refused);
+            if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
+          });
+          await safely("notify", fields, () =>
+            outbound.notify(message.thread, message.author.id, NOT_STORED_NOTICE),
+          );
+          break;
+        }
         case "queued": {
           const emoji = result.disposition === "steer" ? marks.steer : marks.followUp;
           await safely("react", fields, async () => {

@@ -13,7 +13,8 @@ export {
   type RunsConfig,
   runsConfig,
 } from "./config.js";
-export { createGateway, type GatewayOptions } from "./gateway.js";
+export { createGateway, type GatewayOptions, NOT_STORED_NOTICE } from "./gateway.js";
+export { DEFAULT_INTAKE_RETRY, type IntakeRetryPolicy } from "./intake-retry.js";
 export {
   type DecideResult,
   Intake,
