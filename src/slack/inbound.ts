@@ -1,8 +1,15 @@
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from "@slack/bolt";
-import type { ChatInbound, ChatOutbound, IncomingMessage, ThreadRef } from "../chat/index.js";
+import {
+  type ChatInbound,
+  type ChatOutbound,
+  type IncomingMessage,
+  type ThreadRef,
+  ThreadSerial,
+} from "../chat/index.js";
 import { normalizeApiUrl, type SlackApi } from "./api.js";
 import { parseApprovalAction } from "./approval-blocks.js";
 import { boltLogger } from "./bolt-logger.js";
+import { DeferredAckReceiver } from "./deferred-ack.js";
 import {
   attachmentsOf,
   authorOf,
@@ -67,12 +74,19 @@ type ActionBody = {
   message?: { ts?: string; thread_ts?: string };
 };
 
+/** HTTP mode: answer non-2xx after this long if the event is not stored yet (Slack waits 3 s). */
+const HTTP_ACK_DEADLINE_MS = 2500;
+
 /**
  * The gateway's Slack connection (bolt): normalizes `message` / `app_mention` events (edits and
  * deletions included), `reaction_added` / `_removed` and approval button clicks, checks them against the
- * allowlists, and hands them to {@link ChatInbound}. Bolt acknowledges every event before our handlers
- * run. Retried deliveries (same event id) are dropped here; the same message arriving as `app_mention`
- * and as `message` is dropped by message id (the gateway's intake dedupes again across processes).
+ * allowlists, and hands them to {@link ChatInbound}. An event is acknowledged to Slack only once the
+ * gateway is done with it (stored, or visibly given up); until then Socket Mode withholds the ack and
+ * HTTP mode answers 500 after {@link HTTP_ACK_DEADLINE_MS}, so Slack delivers it again
+ * ({@link DeferredAckReceiver}). A redelivery (same event id), and the same message arriving as
+ * `app_mention` and as `message`, join the handling already under way instead of starting another (the
+ * gateway's intake dedupes again across processes). The events of one thread reach the gateway in the
+ * order they arrived, history lookups included ({@link ThreadSerial}).
  */
 export class SlackInbound {
   private app: App | undefined;
@@ -80,13 +94,22 @@ export class SlackInbound {
   private readonly log: SlackLogger;
   private readonly names: UserNames;
   private readonly threads: ThreadLookup;
-  private readonly seenEvents = new ExpiringMap<true>(20_000, 10 * 60 * 1000);
-  private readonly seenMessages = new ExpiringMap<true>(20_000, 10 * 60 * 1000);
+  private readonly serial: ThreadSerial;
+  /** Handling of an event id / a message, in flight or done (a rejected one is forgotten, to be retried). */
+  private readonly seenEvents = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
+  private readonly seenMessages = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
 
   constructor(private readonly options: SlackInboundOptions) {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
     this.names = new UserNames(options.api);
     this.threads = new ThreadLookup(options.api);
+    this.serial = new ThreadSerial({
+      onHeld: (thread) =>
+        this.log.warn(
+          { thread: thread.thread },
+          "slack: an event held its thread too long; the next goes on",
+        ),
+    });
   }
 
   /** Identifies the bot (`auth.test`), connects and starts delivering events to `inbound`. */
@@ -106,17 +129,29 @@ export class SlackInbound {
     });
     const guard = (what: string, work: () => Promise<void>) =>
       work().catch((err: unknown) => this.log.error({ err, event: what }, "slack: event handling failed"));
+    // Events: a failure is logged and rethrown, so the event stays unacknowledged and Slack redelivers it.
+    const handle = (what: string, body: Body, work: () => Promise<void>) =>
+      work().catch((err: unknown) => {
+        this.log.warn(
+          { err, event: what, eventId: body.event_id },
+          "slack: event not handled; Slack will redeliver",
+        );
+        throw err;
+      });
+    app.error(async (err) => {
+      throw err;
+    });
     app.event("message", ({ event, body }) =>
-      guard("message", () => this.onMessage(inbound, event, body, false)),
+      handle("message", body, () => this.onMessage(inbound, event, body, false)),
     );
     app.event("app_mention", ({ event, body }) =>
-      guard("app_mention", () => this.onMessage(inbound, event, body, true)),
+      handle("app_mention", body, () => this.onMessage(inbound, event, body, true)),
     );
     app.event("reaction_added", ({ event, body }) =>
-      guard("reaction", () => this.onReaction(inbound, event, body, true)),
+      handle("reaction", body, () => this.onReaction(inbound, event, body, true)),
     );
     app.event("reaction_removed", ({ event, body }) =>
-      guard("reaction", () => this.onReaction(inbound, event, body, false)),
+      handle("reaction", body, () => this.onReaction(inbound, event, body, false)),
     );
     app.action(/^threadline:/, async ({ ack, body, action }) => {
       await ack();
@@ -140,9 +175,23 @@ export class SlackInbound {
     const logger = boltLogger(this.log);
     const connection = this.options.connection;
     if (connection.mode === "http") {
-      return new HTTPReceiver({ signingSecret: connection.signingSecret, port: connection.port, logger });
+      const http = new HTTPReceiver({
+        signingSecret: connection.signingSecret,
+        port: connection.port,
+        logger,
+        // Not stored (yet): a 500 makes Slack retry the delivery (X-Slack-Retry-Num); the cause is logged.
+        processEventErrorHandler: async ({ response }) => {
+          if (!response.headersSent) response.writeHead(500).end();
+          return false;
+        },
+        // Our own deadline always answers first; bolt's 3 s fallback has nothing left to do.
+        unhandledRequestHandler: ({ response }) => {
+          if (!response.headersSent) response.writeHead(500).end();
+        },
+      });
+      return new DeferredAckReceiver(http, { deadlineMs: HTTP_ACK_DEADLINE_MS, log: this.log });
     }
-    return new SocketModeReceiver({
+    const socket = new SocketModeReceiver({
       appToken: connection.appToken,
       logger,
       clientPingTimeout: connection.pingTimeoutMs ?? 5000,
@@ -150,22 +199,47 @@ export class SlackInbound {
       installerOptions: {
         clientOptions: { slackApiUrl: normalizeApiUrl(this.options.apiUrl ?? DEFAULT_SLACK_API_URL) },
       },
+      // Not stored: no ack, so Slack redelivers the envelope; the cause is logged by the listener.
+      processEventErrorHandler: async () => false,
     });
+    return new DeferredAckReceiver(socket, { log: this.log });
   }
 
-  private async onMessage(inbound: ChatInbound, raw: unknown, body: Body, isMention: boolean): Promise<void> {
-    const team = body.team_id ?? "";
-    if (body.event_id && !this.seenEvents.claim(body.event_id, true)) return;
-    const kind = classifyMessageEvent(raw as SlackMessageEvent);
+  /**
+   * Runs `task` once per `key` while it is in flight or has succeeded recently: a second delivery gets the
+   * same promise. A rejected handling is forgotten, so the next delivery tries again.
+   */
+  private once(seen: ExpiringMap<Promise<void>>, key: string, task: () => Promise<void>): Promise<void> {
+    const running = seen.get(key);
+    if (running) return running;
+    const handling = task();
+    seen.set(key, handling);
+    handling.catch(() => {
+      if (seen.get(key) === handling) seen.delete(key);
+    });
+    return handling;
+  }
+
+  private onMessage(inbound: ChatInbound, raw: unknown, body: Body, isMention: boolean): Promise<void> {
+    const work = () => this.message(inbound, raw as SlackMessageEvent, body.team_id ?? "", isMention);
+    return body.event_id ? this.once(this.seenEvents, body.event_id, work) : work();
+  }
+
+  /** Sorts a message event and queues its handling on its thread, in arrival order. */
+  private async message(
+    inbound: ChatInbound,
+    raw: SlackMessageEvent,
+    team: string,
+    isMention: boolean,
+  ): Promise<void> {
+    const kind = classifyMessageEvent(raw);
     if (kind.kind === "ignored") return;
     const { access } = this.options;
     if (kind.kind === "deleted") {
-      const channel = (raw as SlackMessageEvent).channel ?? "";
+      const channel = raw.channel ?? "";
       if (!placeAllowed(team, channel, isDirectChannel(channel), access)) return;
-      await inbound.messageDeleted(
-        { platform: "slack", workspace: team, channel, thread: kind.threadTs },
-        kind.ts,
-      );
+      const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: kind.threadTs };
+      await this.serial.run(thread, () => inbound.messageDeleted(thread, kind.ts));
       return;
     }
     const event = kind.message;
@@ -180,7 +254,7 @@ export class SlackInbound {
     // A top-level message that does not address the bot can never concern it.
     if (!mentionsBot && event.thread_ts === undefined) return;
     const thread = threadOfMessage(team, event);
-    const message: IncomingMessage = {
+    const incoming = async (): Promise<IncomingMessage> => ({
       id: ts,
       thread,
       author: await this.names.user(team, author.id, author.isBot),
@@ -188,31 +262,28 @@ export class SlackInbound {
       attachments: attachmentsOf(event.files),
       mentionsBot,
       sentAt: tsToMs(ts),
-    };
+    });
     if (kind.kind === "edited") {
-      await inbound.messageEdited(message);
+      await this.serial.run(thread, async () => inbound.messageEdited(await incoming()));
       return;
     }
-    const key = `${team}:${channel}:${ts}`;
-    if (!this.seenMessages.claim(key, true)) return;
-    try {
-      if (mentionsBot && thread.thread !== ts) {
-        const history = await threadHistory({
-          ...this.options,
-          names: this.names,
-          self: this.self,
-          thread,
-          beforeTs: ts,
-        });
-        if (history.length > 0) message.history = history;
-      }
-      await Promise.all([this.rememberRecipient(thread, message), inbound.message(message)]);
-    } catch (err) {
-      // Let a retry of this event try again.
-      this.seenMessages.delete(key);
-      if (body.event_id) this.seenEvents.delete(body.event_id);
-      throw err;
-    }
+    // The thread's order is fixed here, on arrival: the name and history lookups wait in line.
+    await this.once(this.seenMessages, `${team}:${channel}:${ts}`, () =>
+      this.serial.run(thread, async () => {
+        const message = await incoming();
+        if (mentionsBot && thread.thread !== ts) {
+          const history = await threadHistory({
+            ...this.options,
+            names: this.names,
+            self: this.self,
+            thread,
+            beforeTs: ts,
+          });
+          if (history.length > 0) message.history = history;
+        }
+        await Promise.all([this.rememberRecipient(thread, message), inbound.message(message)]);
+      }),
+    );
   }
 
   private async rememberRecipient(thread: ThreadRef, message: IncomingMessage): Promise<void> {
@@ -222,10 +293,12 @@ export class SlackInbound {
       .catch((err: unknown) => this.log.warn({ err }, "slack: could not record the stream recipient"));
   }
 
-  private async onReaction(inbound: ChatInbound, raw: unknown, body: Body, added: boolean): Promise<void> {
-    const event = raw as ReactionPayload;
-    const team = body.team_id ?? "";
-    if (body.event_id && !this.seenEvents.claim(body.event_id, true)) return;
+  private onReaction(inbound: ChatInbound, raw: unknown, body: Body, added: boolean): Promise<void> {
+    const work = () => this.reaction(inbound, raw as ReactionPayload, body.team_id ?? "", added);
+    return body.event_id ? this.once(this.seenEvents, body.event_id, work) : work();
+  }
+
+  private async reaction(inbound: ChatInbound, event: ReactionPayload, team: string, added: boolean) {
     const { item, user } = event;
     if (item?.type !== "message" || !item.channel || !item.ts || !user || user === this.self.userId) return;
     const emoji = baseEmoji(event.reaction ?? "");
@@ -238,13 +311,16 @@ export class SlackInbound {
       return;
     }
     const threadTs = await this.threads.threadOf(team, item.channel, item.ts);
-    await inbound.reaction({
-      thread: { platform: "slack", workspace: team, channel: item.channel, thread: threadTs },
-      messageId: item.ts,
-      user: await this.names.user(team, user),
-      emoji,
-      added,
-    });
+    const thread: ThreadRef = { platform: "slack", workspace: team, channel: item.channel, thread: threadTs };
+    await this.serial.run(thread, async () =>
+      inbound.reaction({
+        thread,
+        messageId: item.ts!,
+        user: await this.names.user(team, user),
+        emoji,
+        added,
+      }),
+    );
   }
 
   private async onButton(inbound: ChatInbound, body: ActionBody, actionId: string): Promise<void> {

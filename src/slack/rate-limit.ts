@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible";
 
 /** A method budget: at most `limit` calls per `windowMs`, per workspace (or per channel with `perChannel`). */
 export interface MethodBudget {
@@ -38,7 +38,8 @@ export interface SlackRateLimiter {
   /**
    * Resolves `true` once a call of `method` may be made in `team` (and `channel`), waiting in FIFO order
    * while the budget is used up; resolves `false` at once for a best-effort method without budget.
-   * Methods without a budget pass immediately. Rejects only when Redis fails.
+   * Methods without a budget pass immediately. While Redis is unreachable, each process counts on its own
+   * (so a ⚠️ can still be set on a message that could not be stored). Never rejects.
    */
   acquire(method: string, team: string, channel?: string): Promise<boolean>;
 }
@@ -58,7 +59,8 @@ export interface RedisRateLimiterOptions {
 /**
  * Per-workspace Slack method budgets shared by every process through Redis (rate-limiter-flexible's
  * fixed windows; waiting callers queue FIFO per key in this process and are released as the window
- * allows). The window is 1 s longer than Slack's so ours never resets before Slack's does.
+ * allows). The window is 1 s longer than Slack's so ours never resets before Slack's does. While Redis
+ * is unreachable, an in-process budget of the same size stands in (rate-limiter-flexible's insurance).
  */
 export function createRedisRateLimiter(options: RedisRateLimiterOptions): SlackRateLimiter {
   const budgets = { ...SLACK_METHOD_BUDGETS, ...options.budgets };
@@ -71,6 +73,11 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): SlackR
         keyPrefix: `${options.prefix}:slack-rl:${method}`,
         points: budget.limit,
         duration: Math.ceil((budget.windowMs + 1000) / 1000),
+        // Redis away: count in this process instead of failing the Web API call.
+        insuranceLimiter: new RateLimiterMemory({
+          points: budget.limit,
+          duration: Math.ceil((budget.windowMs + 1000) / 1000),
+        }),
       });
       entry = { limiter, queue: new RateLimiterQueue(limiter) };
       limiters.set(method, entry);

@@ -9,6 +9,8 @@ export interface Delivery {
   eventId?: string;
   payload: Record<string, unknown>;
   attempts: number;
+  /** HTTP mode: what each attempt was answered (a status, or `timeout` / `refused`), in order. */
+  responses: (number | "timeout" | "refused")[];
   acked: boolean;
   /** Resolves when the app acknowledged (socket ack, or HTTP 200). */
   ack: Promise<void>;
@@ -30,13 +32,18 @@ export interface EventDeliveryOptions {
  * Delivers events to the app the way Slack does. Socket Mode: each delivery goes to one open connection
  * as an envelope; an envelope not acknowledged within `ackTimeoutMs` (or whose connection dropped) is
  * sent again with the same envelope id and event id, `retry_attempt` + 1. HTTP: signed POSTs (v0
- * signature) to `httpUrl`, retried with `X-Slack-Retry-Num` when the answer is not a 200 in time.
+ * signature) to `httpUrl`, retried with `X-Slack-Retry-Num` when the answer is not a 200 in time. Slack's
+ * Events API docs ("Error handling" / retries): a delivery fails on `http_timeout` (no answer in 3 s),
+ * `http_error` (any non-2xx), `connection_failed`…, and is retried 3 times — nearly at once, after 1 min,
+ * after 5 min; the fake keeps the count and compresses the schedule to 100 ms between HTTP attempts.
  * With no connection and no URL, deliveries wait until a connection opens.
  */
 export class EventDelivery {
   readonly sockets = new Set<WebSocket>();
   /** HTTP Events API endpoint of the app; set to deliver over HTTP instead of Socket Mode. */
   httpUrl: string | undefined;
+  /** Every delivery so far, oldest first. */
+  readonly all: Delivery[] = [];
   private readonly pending = new Map<string, Delivery>();
   private readonly assigned = new Map<string, WebSocket>();
   private seq = 0;
@@ -54,12 +61,14 @@ export class EventDelivery {
       envelopeId: `env-${++this.seq}-${Date.now().toString(36)}`,
       payload,
       attempts: 0,
+      responses: [],
       acked: false,
       ack,
       resolveAck,
       ...(eventId !== undefined ? { eventId } : {}),
     };
     this.pending.set(delivery.envelopeId, delivery);
+    this.all.push(delivery);
     this.attempt(delivery);
     return delivery;
   }
@@ -184,12 +193,14 @@ export class EventDelivery {
         signal: AbortSignal.timeout(this.options.ackTimeoutMs),
       });
       await response.text();
+      delivery.responses.push(response.status);
       if (response.status === 200) {
         this.acknowledge(delivery);
         return;
       }
-    } catch {
+    } catch (err) {
       // timed out or refused: retried below
+      delivery.responses.push((err as Error).name === "TimeoutError" ? "timeout" : "refused");
     }
     if (delivery.attempts <= this.options.maxRetries && this.pending.has(delivery.envelopeId)) {
       delivery.timer = setTimeout(() => void this.post(delivery), 100);

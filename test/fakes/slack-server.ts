@@ -42,6 +42,7 @@ export class FakeSlackServer {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sockets = new Set<Socket>();
   private readonly failures = new Map<string, FakeFailure[]>();
+  private readonly holds = new Map<string, { arrived: () => void; released: Promise<void> }[]>();
   private readonly windows = new Map<string, { start: number; count: number }>();
   private readonly rateLimits: Record<string, FakeRateLimit>;
   private eventSeq = 0;
@@ -100,6 +101,23 @@ export class FakeSlackServer {
   /** The next `times` calls of `method` fail this way. */
   failNext(method: string, failure: FakeFailure, times = 1): void {
     this.failures.set(method, [...(this.failures.get(method) ?? []), ...Array(times).fill(failure)]);
+  }
+
+  /**
+   * The next call of `method` is answered only once the test calls `release` (a slow or rate-limited
+   * Slack); `arrived` resolves when that call came in.
+   */
+  holdNext(method: string): { arrived: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.holds.set(method, [...(this.holds.get(method) ?? []), { arrived, released }]);
+    return { arrived: arrival, release };
   }
 
   /** Calls of `method` so far. */
@@ -295,6 +313,11 @@ export class FakeSlackServer {
     const args = parseArgs(raw, req.headers["content-type"]);
     const token =
       /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? (args.token as string | undefined);
+    const hold = this.holds.get(method)?.shift();
+    if (hold) {
+      hold.arrived();
+      await hold.released;
+    }
     const failure = this.failures.get(method)?.shift();
     if (failure && "status" in failure) return this.tooMany(res, method, args, failure.retryAfterSeconds);
     const wait = this.budgetWait(method, args);
