@@ -58,6 +58,12 @@ const mcpServer = z
     enabled: bool().optional(),
     startupTimeoutMs: wholeNumber("30000").optional(),
     callTimeoutMs: wholeNumber("120000").optional(),
+    reconnect: z
+      .strictObject({
+        initialDelayMs: wholeNumber("1000").optional(),
+        maxDelayMs: wholeNumber("60000").optional(),
+      })
+      .optional(),
   })
   .superRefine((server, ctx) => {
     if ((server.command === undefined) === (server.url === undefined))

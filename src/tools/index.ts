@@ -54,6 +54,11 @@ export {
   mcpToolName,
 } from "./mcp.js";
 export {
+  McpConnection,
+  type McpConnectionEvent,
+  type McpReconnectOptions,
+} from "./mcp-connection.js";
+export {
   type NetGuardOptions,
   nonPublicReason,
   type PinnedTarget,

@@ -1,10 +1,13 @@
-import type { Stream } from "node:stream";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { z } from "zod";
 import type { AgentToolResult, ImageContent, TextContent } from "../agent/index.js";
 import { type AnyToolDefinition, type ApprovalDecisionNeeded, defineTool, ToolError } from "./define-tool.js";
+import {
+  type ListedMcpTool,
+  McpConnection,
+  type McpConnectionEvent,
+  type McpReconnectOptions,
+  openMcpClient,
+} from "./mcp-connection.js";
 
 /** What every MCP server entry may say besides how to reach it. */
 export interface McpServerCommon {
@@ -18,6 +21,8 @@ export interface McpServerCommon {
   startupTimeoutMs?: number;
   /** Time limit of one tool call. Default 120 000 ms. */
   callTimeoutMs?: number;
+  /** Backoff of reconnect attempts after the server went away (stdio: respawned; HTTP: reached again). */
+  reconnect?: McpReconnectOptions;
 }
 
 /** A server started as a child process, spoken to over stdio. */
@@ -47,10 +52,12 @@ export interface McpFailure {
 /** The connected servers' tools. */
 export interface McpToolset {
   tools: AnyToolDefinition[];
-  /** Names of the servers that connected. */
+  /** Names of the servers that connected at start-up (they are reconnected when they go away). */
   connected: string[];
   failures: McpFailure[];
-  /** Closes every connection (stops stdio servers). Never rejects. */
+  /** Whether `server` can be called right now (false while it is being reconnected, or unknown). */
+  isConnected(server: string): boolean;
+  /** Stops reconnecting and closes every connection (stops stdio servers). Never rejects. */
   close(): Promise<void>;
 }
 
@@ -59,8 +66,10 @@ export interface ConnectMcpOptions {
   /** Reported to servers as the client's name. Default "threadline". */
   clientName?: string;
   clientVersion?: string;
-  /** Called once per server that failed; the others still connect. */
+  /** Called once per server that failed at start-up; the others still connect. (Not retried.) */
   onFailure?: (failure: McpFailure) => void;
+  /** Disconnects and reconnect attempts of servers that had connected. Must not throw. */
+  onEvent?: (event: McpConnectionEvent) => void;
 }
 
 /** The name the model sees for a server's tool: `<server>__<tool>`, within the 64-character limit. */
@@ -68,38 +77,6 @@ export function mcpToolName(server: string, tool: string): string {
   const clean = (text: string) => text.replace(/[^a-zA-Z0-9_-]+/g, "_");
   const name = `${clean(server)}__${clean(tool)}`;
   return name.length <= 64 ? name : name.slice(0, 64);
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not finish within ${Math.round(ms / 1000)} s`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function describeStartFailure(config: McpServerConfig, err: unknown, stderr: string): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  let cause: string | undefined;
-  for (let link = (err as { cause?: unknown } | undefined)?.cause; link && !cause; ) {
-    cause = (link as { code?: string }).code;
-    link = (link as { cause?: unknown }).cause;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  let reason: string;
-  if ("command" in config && code === "ENOENT") reason = `the command "${config.command}" was not found`;
-  else if ("command" in config && code === "EACCES")
-    reason = `the command "${config.command}" is not executable`;
-  else if ("command" in config && /Connection closed/i.test(message))
-    reason = "the server exited before it answered";
-  else if ("url" in config && (cause || /fetch failed/i.test(message)))
-    reason = `could not connect to ${config.url}${cause ? ` (${cause})` : ""}`;
-  else reason = message;
-  const tail = stderr.trim().split("\n").slice(-3).join(" | ");
-  return tail ? `${reason} (server said: ${tail.slice(0, 300)})` : reason;
 }
 
 type McpContentBlock = { type?: string; [key: string]: unknown };
@@ -145,60 +122,11 @@ function parametersOf(inputSchema: unknown): z.ZodObject {
   return z.looseObject({});
 }
 
-async function connectOne(name: string, config: McpServerConfig, options: ConnectMcpOptions) {
-  const client = new Client({
-    name: options.clientName ?? "threadline",
-    version: options.clientVersion ?? "0.1.0",
-  });
-  let stderr = "";
-  let transport: StdioClientTransport | StreamableHTTPClientTransport;
-  if ("command" in config) {
-    const stdio = new StdioClientTransport({
-      command: config.command,
-      args: config.args ?? [],
-      env: { ...getDefaultEnvironment(), ...config.env },
-      stderr: "pipe",
-      ...(config.cwd ? { cwd: config.cwd } : {}),
-    });
-    (stdio.stderr as Stream | null)?.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString("utf8")).slice(-4000);
-    });
-    transport = stdio;
-  } else {
-    const requestInit = config.headers ? { requestInit: { headers: config.headers } } : {};
-    transport = new StreamableHTTPClientTransport(new URL(config.url), requestInit);
-  }
-  try {
-    await withTimeout(
-      (async () => {
-        await client.connect(transport);
-      })(),
-      config.startupTimeoutMs ?? 30_000,
-      "starting the server",
-    );
-    const listed: { name: string; description?: string | undefined; inputSchema: unknown }[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await withTimeout(
-        client.listTools(cursor ? { cursor } : {}),
-        config.startupTimeoutMs ?? 30_000,
-        "listing its tools",
-      );
-      listed.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return { client, tools: listed.map((tool) => mcpTool(name, config, client, tool)) };
-  } catch (err) {
-    await client.close().catch(() => {});
-    throw new Error(describeStartFailure(config, err, stderr));
-  }
-}
-
 function mcpTool(
   server: string,
   config: McpServerConfig,
-  client: Client,
-  tool: { name: string; description?: string | undefined; inputSchema: unknown },
+  connection: McpConnection,
+  tool: ListedMcpTool,
 ): AnyToolDefinition {
   const name = mcpToolName(server, tool.name);
   return defineTool({
@@ -207,7 +135,7 @@ function mcpTool(
     parameters: parametersOf(tool.inputSchema),
     approval: config.toolApproval?.[tool.name] ?? config.toolApproval?.[name] ?? config.approval ?? "ask",
     async execute(args, ctx) {
-      const result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {
+      const result = (await connection.callTool(tool.name, args, {
         signal: ctx.signal,
         timeout: config.callTimeoutMs ?? 120_000,
       })) as { content?: unknown; structuredContent?: unknown; isError?: unknown };
@@ -224,26 +152,34 @@ function mcpTool(
 /**
  * Connects the enabled servers in parallel and offers their tools (named `<server>__<tool>`, approval
  * `"ask"` unless configured). A server that fails to start, times out or cannot list its tools is
- * reported through `onFailure` and in `failures`; it never stops the others or the bot.
+ * reported through `onFailure` and in `failures`; it never stops the others or the bot. A server that
+ * connected and later goes away is reconnected with backoff (see {@link McpConnection}); meanwhile its
+ * tools answer with an error naming it.
  */
 export async function connectMcpServers(
   servers: Record<string, McpServerConfig>,
   options: ConnectMcpOptions = {},
 ): Promise<McpToolset> {
+  const info = { name: options.clientName ?? "threadline", version: options.clientVersion ?? "0.1.0" };
+  const onEvent = (event: McpConnectionEvent) => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A listener's failure must not stop reconnecting.
+    }
+  };
   const entries = Object.entries(servers).filter(([, config]) => config.enabled !== false);
-  const settled = await Promise.allSettled(
-    entries.map(([name, config]) => connectOne(name, config, options)),
-  );
+  const settled = await Promise.allSettled(entries.map(([, config]) => openMcpClient(config, info)));
   const tools: AnyToolDefinition[] = [];
-  const clients: Client[] = [];
-  const connected: string[] = [];
+  const connections = new Map<string, McpConnection>();
   const failures: McpFailure[] = [];
   settled.forEach((outcome, index) => {
-    const server = entries[index]![0];
+    const [server, config] = entries[index]!;
     if (outcome.status === "fulfilled") {
-      clients.push(outcome.value.client);
-      tools.push(...outcome.value.tools);
-      connected.push(server);
+      const open = () => openMcpClient(config, info);
+      const connection = new McpConnection(server, outcome.value, open, onEvent, config.reconnect);
+      connections.set(server, connection);
+      tools.push(...connection.tools.map((tool) => mcpTool(server, config, connection, tool)));
     } else {
       const failure = { server, reason: (outcome.reason as Error).message };
       failures.push(failure);
@@ -252,10 +188,11 @@ export async function connectMcpServers(
   });
   return {
     tools,
-    connected,
+    connected: [...connections.keys()],
     failures,
+    isConnected: (server) => connections.get(server)?.connected ?? false,
     async close() {
-      await Promise.all(clients.map((client) => client.close().catch(() => {})));
+      await Promise.all([...connections.values()].map((connection) => connection.close()));
     },
   };
 }

@@ -86,10 +86,12 @@ describe("MCP servers", () => {
       "fixture__echo",
       "fixture__env",
       "fixture__fail",
+      "fixture__pid",
       "fixture__wait",
       "hosted__echo",
       "hosted__env",
       "hosted__fail",
+      "hosted__pid",
       "hosted__wait",
     ]);
     expect(tool("fixture__echo").description).toBe('Repeats the text. (from the MCP server "fixture")');
