@@ -17,7 +17,13 @@ import {
   Routes,
   type User,
 } from "discord.js";
-import { type ChatInbound, emojiName, type IncomingMessage, type ThreadRef } from "../chat/index.js";
+import {
+  type ChatInbound,
+  emojiName,
+  type IncomingMessage,
+  type ThreadRef,
+  ThreadSerial,
+} from "../chat/index.js";
 import { type DiscordAccess, isAllowed } from "./access.js";
 import { parseApprovalCustomId } from "./approval-card.js";
 import { type HistoryLimits, threadHistory } from "./history.js";
@@ -32,7 +38,6 @@ import {
   placeOf,
   roleIdsOf,
 } from "./normalize.js";
-import { KeyedSerial } from "./serial.js";
 import { type ChannelPlace, threadName, threadRefIn } from "./threads.js";
 
 /** What {@link DiscordReceiver} needs. */
@@ -50,16 +55,27 @@ export interface DiscordReceiverOptions {
 /**
  * The receiving side of the Discord adapter: normalizes gateway events into {@link ChatInbound} calls and
  * decides nothing else. Messages, edits, deletions and reactions of one thread are handed over in arrival
- * order; threads proceed independently. A mention in a text channel first starts a thread on the message
+ * order ({@link ThreadSerial}: a mention waiting for its thread or history is never overtaken by the
+ * reply after it); threads proceed independently. Discord's gateway has no acknowledgements: a message is
+ * stored by the gateway's intake, which retries while Redis is away and marks the message ⚠️ if it must
+ * give up. A mention in a text channel first starts a thread on the message
  * (named after the request); a mention inside an existing thread brings its earlier messages along. Bots'
  * messages are ignored; the access lists apply to messages and reactions. Button clicks are deferred at
  * once (Discord's 3 s rule), then decided; a refusal is answered with an ephemeral follow-up.
  * Handlers never throw: failures are logged.
  */
 export class DiscordReceiver {
-  private readonly serial = new KeyedSerial();
+  private readonly serial: ThreadSerial;
 
-  constructor(private readonly options: DiscordReceiverOptions) {}
+  constructor(private readonly options: DiscordReceiverOptions) {
+    this.serial = new ThreadSerial({
+      onHeld: (thread) =>
+        options.log.warn(
+          { thread: thread.thread },
+          "discord: an event held its thread too long; the next goes on",
+        ),
+    });
+  }
 
   /** Subscribes to the client's events. */
   attach(): void {
@@ -85,7 +101,7 @@ export class DiscordReceiver {
     const thread = threadRefIn(place, message.id);
     if (!thread || (place.kind === "text" && !mentionsBot)) return;
     if (!this.allowed(place, message.author.id, message.member)) return;
-    this.queue(thread, "message", async () => {
+    this.queue(thread, "message", message.id, async () => {
       const incoming = this.incoming(message, thread, mentionsBot, roles);
       if (place.kind === "text" && !(await this.startThread(message, incoming.text))) return;
       if (mentionsBot && place.kind === "thread") {
@@ -110,7 +126,7 @@ export class DiscordReceiver {
     const thread = threadRefIn(place, message.id);
     if (!thread || !message.author || !this.allowed(place, message.author.id, message.member)) return;
     const author = message.author;
-    this.queue(thread, "edit", async () => {
+    this.queue(thread, "edit", message.id, async () => {
       const roles = botRoleIds(message, this.botId);
       const mentionsBot = place.kind === "dm" || mentionsBotIn(message.content ?? "", this.botId, roles);
       await this.options.inbound.messageEdited(this.incoming(message, thread, mentionsBot, roles, author));
@@ -123,7 +139,7 @@ export class DiscordReceiver {
     if (place.kind !== "thread" && place.kind !== "dm") return;
     const thread = threadRefIn(place, message.id);
     if (!thread) return;
-    this.queue(thread, "delete", () => this.options.inbound.messageDeleted(thread, message.id));
+    this.queue(thread, "delete", message.id, () => this.options.inbound.messageDeleted(thread, message.id));
   }
 
   private onReaction(
@@ -139,7 +155,7 @@ export class DiscordReceiver {
     if (!thread || !this.allowed(place, user.id, member)) return;
     const { emoji } = reaction;
     const name = emoji.id ? `${emoji.name ?? "_"}:${emoji.id}` : emojiName(emoji.name ?? "");
-    this.queue(thread, "reaction", () =>
+    this.queue(thread, "reaction", message.id, () =>
       this.options.inbound.reaction({
         thread,
         messageId: message.id,
@@ -242,11 +258,14 @@ export class DiscordReceiver {
     });
   }
 
-  private queue(thread: ThreadRef, kind: string, task: () => Promise<unknown>): void {
+  private queue(thread: ThreadRef, kind: string, messageId: string, task: () => Promise<unknown>): void {
     this.serial
-      .run(thread.thread, task)
+      .run(thread, task)
       .catch((err: unknown) =>
-        this.options.log.error({ err, kind, thread: thread.thread }, "discord: event handling failed"),
+        this.options.log.error(
+          { err, kind, messageId, thread: thread.thread },
+          "discord: event handling failed",
+        ),
       );
   }
 }
