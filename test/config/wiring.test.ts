@@ -56,6 +56,7 @@ describe("a config module wired into the worker's agent", () => {
       ["echo__fail", "ask"],
       ["echo__env", "never"],
       ["echo__wait", "ask"],
+      ["echo__pid", "ask"],
     ]);
     expect(typeof setup.systemPrompt === "function" && setup.systemPrompt(ctx)).toBe(
       "You help Alice's team.",
