@@ -11,6 +11,97 @@ const IMAGE_TOKENS = 1_000;
 const MESSAGE_OVERHEAD = 4;
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
+/**
+ * Longest piece of text the tokenizer is ever handed. BPE merges within one pre-token (a run of letters
+ * without spaces, say) cost time quadratic in its length: 64 KiB of one character took seconds. Slices this
+ * short keep every call well under a millisecond; a slice ends before a whitespace character where one is
+ * near (the tokenizer splits there anyway, so the count stays exact) and mid-word only in text without
+ * spaces (about one extra token per slice).
+ */
+export const MAX_TOKENIZER_SLICE_CHARS = 256;
+/**
+ * Most characters tokenized for one text or one message. Longer ones are estimated from evenly spaced
+ * samples of this many characters in total (tokens per character of the samples × the length), so the work
+ * per count is bounded whatever the size: a request could never carry a text that large anyway.
+ */
+export const MAX_TOKENIZED_CHARS = 4_096;
+/** Characters per sample window of an estimated text. */
+const SAMPLE_WINDOW_CHARS = 512;
+
+/** Counts the tokens of one short slice of text (at most {@link MAX_TOKENIZER_SLICE_CHARS} characters). */
+export type SliceTokenizer = (slice: string) => number;
+
+const o200k: SliceTokenizer = (slice) => countTokens(slice, NO_SPECIAL_TOKENS);
+
+const isSpace = (code: number) => code === 32 || code === 10 || code === 9 || code === 13;
+
+/** Feeds `text[from, to)` to `tokenize` in slices of at most {@link MAX_TOKENIZER_SLICE_CHARS}; sums the counts. */
+function countRange(text: string, from: number, to: number, tokenize: SliceTokenizer): number {
+  let tokens = 0;
+  let start = from;
+  while (start < to) {
+    let end = Math.min(to, start + MAX_TOKENIZER_SLICE_CHARS);
+    if (end < to) {
+      // Prefer to cut just before a whitespace that follows a non-space (where the tokenizer splits too).
+      let cut = end;
+      const floor = start + MAX_TOKENIZER_SLICE_CHARS / 2;
+      while (cut > floor && !(isSpace(text.charCodeAt(cut)) && !isSpace(text.charCodeAt(cut - 1)))) cut--;
+      if (cut > floor) end = cut;
+      else {
+        // Never split a surrogate pair.
+        const code = text.charCodeAt(end - 1);
+        if (code >= 0xd800 && code <= 0xdbff) end--;
+      }
+    }
+    tokens += tokenize(text.slice(start, end));
+    start = end;
+  }
+  return tokens;
+}
+
+/**
+ * Tokens of `parts` (pieces of one message or text, counted as separate texts). Up to
+ * {@link MAX_TOKENIZED_CHARS} characters in total they are tokenized exactly (in slices); beyond, the
+ * count is estimated from windows spread evenly over the concatenation. Work is linear in the number of
+ * parts and bounded in their length.
+ */
+export function countTextTokens(parts: readonly string[], tokenize: SliceTokenizer = o200k): number {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  if (total === 0) return 0;
+  if (total <= MAX_TOKENIZED_CHARS) {
+    let tokens = 0;
+    for (const part of parts) if (part !== "") tokens += countRange(part, 0, part.length, tokenize);
+    return tokens;
+  }
+  const windows = Math.floor(MAX_TOKENIZED_CHARS / SAMPLE_WINDOW_CHARS);
+  const step = (total - SAMPLE_WINDOW_CHARS) / (windows - 1);
+  let sampledChars = 0;
+  let sampledTokens = 0;
+  let part = 0;
+  let partStart = 0;
+  for (let w = 0; w < windows; w++) {
+    const from = Math.round(w * step);
+    const to = from + SAMPLE_WINDOW_CHARS;
+    // Windows ascend, so the part cursor only moves forward.
+    while (partStart + parts[part]!.length <= from) partStart += parts[part++]!.length;
+    let cursor = part;
+    let cursorStart = partStart;
+    while (cursor < parts.length && cursorStart < to) {
+      const text = parts[cursor]!;
+      const a = Math.max(from, cursorStart) - cursorStart;
+      const b = Math.min(to, cursorStart + text.length) - cursorStart;
+      if (b > a) {
+        sampledTokens += countRange(text, a, b, tokenize);
+        sampledChars += b - a;
+      }
+      cursorStart += text.length;
+      cursor++;
+    }
+  }
+  return Math.ceil((sampledTokens / sampledChars) * total);
+}
+
 /** Counts tokens of what a request carries, with the safety factor applied. */
 export interface TokenCounter {
   /** Tokens of a piece of text (long texts are remembered: system prompts repeat every request). */
@@ -30,15 +121,21 @@ export interface TokenCounterOptions {
   safetyFactor?: number;
   /** Count assistant thinking blocks (only sent back when the provider replays reasoning). Default false. */
   countThinking?: boolean;
+  /** Counts one slice; it is only ever handed slices within the bounds above. Default: o200k_base. */
+  tokenizer?: SliceTokenizer;
 }
 
 /**
  * A token counter on gpt-tokenizer's o200k_base encoding. Special-token text such as `<|endoftext|>` in a
- * message is counted as plain text (never throws). Message counts are cached in a WeakMap, so a long
- * transcript is tokenized once per process and run, not once per turn.
+ * message is counted as plain text (never throws). Work per count is linear and bounded: the tokenizer
+ * sees slices of at most {@link MAX_TOKENIZER_SLICE_CHARS} characters and at most
+ * {@link MAX_TOKENIZED_CHARS} characters per text or message; longer ones are estimated from samples (see
+ * {@link countTextTokens}). Message counts are cached in a WeakMap, so a long transcript is counted once
+ * per process and run, not once per turn.
  */
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
   const factor = options.safetyFactor ?? 1;
+  const tokenize = options.tokenizer ?? o200k;
   const cache = new WeakMap<object, number>();
   // The system prompt and the tool definitions are the same text request after request (tools may be
   // new objects per run): remember their counts by text, in a bounded map.
@@ -52,7 +149,7 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     }
     return tokens;
   };
-  const raw = (text: string) => (text === "" ? 0 : countTokens(text, NO_SPECIAL_TOKENS));
+  const raw = (text: string) => countTextTokens([text], tokenize);
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
   const rawMessage = (message: AgentMessage): number => {
@@ -60,16 +157,18 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     let tokens = MESSAGE_OVERHEAD;
     if (typeof m.content === "string") return tokens + raw(m.content);
     if (!Array.isArray(m.content)) return tokens + raw(JSON.stringify(message));
+    // Every text of the message is counted in one bounded pass.
+    const parts: string[] = [];
     for (const block of m.content as { type?: string; [key: string]: unknown }[]) {
-      if (block.type === "text") tokens += raw(String(block.text ?? ""));
+      if (block.type === "text") parts.push(String(block.text ?? ""));
       else if (block.type === "image") tokens += IMAGE_TOKENS;
-      else if (block.type === "toolCall")
-        tokens += raw(String(block.name)) + raw(JSON.stringify(block.arguments)) + 8;
-      else if (block.type === "thinking" && options.countThinking)
-        tokens += raw(String(block.thinking ?? ""));
+      else if (block.type === "toolCall") {
+        parts.push(String(block.name), JSON.stringify(block.arguments) ?? "");
+        tokens += 8;
+      } else if (block.type === "thinking" && options.countThinking) parts.push(String(block.thinking ?? ""));
     }
     if (m.role === "toolResult") tokens += 6;
-    return tokens;
+    return tokens + countTextTokens(parts, tokenize);
   };
 
   return {
