@@ -39,7 +39,8 @@ export class EventBus {
     redis: Redis,
     readonly channel: string,
   ) {
-    this.subscriber = redis.duplicate();
+    // Named, so operators (and tests) can tell the bus's subscriber apart in CLIENT LIST.
+    this.subscriber = redis.duplicate({ connectionName: `${channel}:bus` });
     this.subscriber.on("message", (_channel: string, payload: string) => this.dispatch(payload));
     // ioredis resubscribes by itself after a reconnect; what was published in between is gone.
     this.subscriber.on("ready", () => {
