@@ -21,7 +21,6 @@ const results = (messages: { role: string }[]) =>
   messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
 const resultText = (m: ToolResultMessage) => m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 
-
 describe("item 6: tool-call ids repeat across responses", () => {
   it("a resumed run never hands a call the result recorded for an earlier call with the same id", async () => {
     const transfer = instantTool("transfer");
