@@ -25,6 +25,7 @@ import { SILENT_LOGGER } from "./setup.js";
 import type { StartReply, ThreadScripts } from "./thread-scripts.js";
 import { parseMeta, parseTranscript, parseUser, ThreadStore } from "./thread-store.js";
 import { createToolApproval } from "./tool-approval.js";
+import { limitToolResults } from "./tool-result-limit.js";
 import { type DrainKind, TranscriptSink } from "./transcript-sink.js";
 
 /** How one execution of a run job ended: the single outcome the end step acts on. */
@@ -52,6 +53,14 @@ export class RunInterruptedError extends Error {
   constructor() {
     super("Run interrupted by worker shutdown; it will resume from the transcript.");
     this.name = "RunInterruptedError";
+  }
+}
+
+/** Thrown when a run's lease lapsed with nobody else taking it: BullMQ retries the job, which claims again. */
+export class RunLeaseLapsedError extends Error {
+  constructor() {
+    super("The run's lease lapsed and no other worker took it; the job is retried to resume it.");
+    this.name = "RunLeaseLapsedError";
   }
 }
 
@@ -203,13 +212,19 @@ export class RunSession {
       requester,
     };
     const setup = this.deps.agent;
-    const tools = this.fenceTools(typeof setup.tools === "function" ? setup.tools(ctx) : setup.tools);
+    const tools = this.fenceTools(
+      limitToolResults(typeof setup.tools === "function" ? setup.tools(ctx) : setup.tools, {
+        maxChars: config.toolResultMaxChars,
+      }),
+    );
     const systemPrompt =
       typeof setup.systemPrompt === "function" ? setup.systemPrompt(ctx) : setup.systemPrompt;
     this.renderer = createRunRenderer({
       outbound: this.outbound,
       thread: this.thread,
       footer: config.footer,
+      maxMessages: config.replyMaxMessages,
+      maxAnswerChars: config.replyMaxChars,
       onError: (err, operation) => this.log.warn({ ...this.fields, err, operation }, "chat update failed"),
     });
     this.gate = new ApprovalGate({
@@ -372,6 +387,25 @@ export class RunSession {
     await this.finishRenderer(shown, workerSignal);
     if (outcome.kind === "failed") throw outcome.error;
     if (outcome.kind === "interrupted") throw new RunInterruptedError();
+    if (outcome.kind === "lost" && (await this.orphaned())) throw new RunLeaseLapsedError();
+  }
+
+  /**
+   * True when this claim lost its lease by letting it lapse (an event-loop stall, a Redis outage) and no
+   * other claim took the run over: returning would leave the thread with queued messages and no job, so
+   * the job is retried and its next attempt claims the run again.
+   */
+  private async orphaned(): Promise<boolean> {
+    try {
+      const keys = this.scripts.keys(this.job.threadId);
+      const [leased, run] = await Promise.all([
+        this.scripts.redis.exists(keys.lease),
+        this.scripts.redis.hget(keys.meta, "run"),
+      ]);
+      return leased === 0 && run === this.job.runId;
+    } catch {
+      return true; // Redis is not answering: let the retry find out
+    }
   }
 
   private async finishRenderer(outcome: RunOutcome, workerSignal: AbortSignal | undefined): Promise<void> {

@@ -375,3 +375,32 @@ describe("item 4: a claim that lost its lease starts no tool", () => {
     });
   });
 });
+
+describe("item 17: a lease that lapses with nobody taking over", () => {
+  it("the run is retried and resumes, instead of leaving its queued messages to nobody", async () => {
+    const slow = gatedTool("slow");
+    h = await new RunsHarness({
+      tools: [slow.tool],
+      script: [
+        { toolCalls: [{ id: "s1", name: "slow", arguments: {} }] },
+        { text: "first done" },
+        { text: "reply read" },
+      ],
+      config: { leaseMs: 60_000 },
+    }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "work");
+    await slow.nextStart();
+    const reply = h.message(thread, "and then this");
+    expect(await h.intake.submit(reply)).toMatchObject({ kind: "queued", runId });
+    // The worker stalled past its lease (a long event-loop block): the lease is gone, nobody took over.
+    await h.redis.del(h.keys(thread).lease);
+    slow.release();
+    await h.runFinished(runId);
+    await h.quiescent([thread]);
+    expect(await h.intake.messageState(thread, reply.id)).toBe("delivered");
+    expect(h.chat.texts(thread).join("\n")).toContain("reply read");
+    // The next request carried the reply (after the interrupted call's result).
+    expect(JSON.stringify(h.model.requests[1]!.messages)).toContain("Alice: and then this");
+  });
+});
