@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type {
-  ApprovalDecision,
-  ButtonReply,
-  ChatInbound,
-  ChatUser,
-  IncomingMessage,
-  ThreadRef,
+import {
+  type ApprovalDecision,
+  type ButtonReply,
+  type ChatInbound,
+  type ChatUser,
+  type IncomingMessage,
+  type ThreadRef,
+  ThreadSerial,
 } from "../chat/index.js";
 import { PlaygroundError, type PlaygroundStore } from "./store.js";
 import type { PlaygroundMessage, PlaygroundThread } from "./types.js";
@@ -38,13 +39,16 @@ export interface PlaygroundActionsOptions {
  * What people do in the playground, as the HTTP API exposes it: each action records its visible effect in
  * the {@link PlaygroundStore} first (so the browser shows it and the gateway's reactions have a message
  * to land on) and then hands the normalized event to the {@link ChatInbound}, exactly as the Slack and
- * Discord adapters do. Actions reject with `PlaygroundError` when the thread or message is unknown or the
- * user may not change it, and with whatever the inbound rejects with.
+ * Discord adapters do. The events of one thread reach the inbound in the order their requests arrived
+ * ({@link ThreadSerial}); a request is answered once the gateway stored the message (it retries while
+ * Redis is away). Actions reject with `PlaygroundError` when the thread or message is unknown or the user
+ * may not change it, and with whatever the inbound rejects with.
  */
 export class PlaygroundActions {
   private readonly store: PlaygroundStore;
   private readonly inbound: ChatInbound;
   private readonly mention: RegExp;
+  private readonly serial = new ThreadSerial();
 
   constructor(options: PlaygroundActionsOptions) {
     this.store = options.store;
@@ -82,13 +86,15 @@ export class PlaygroundActions {
     const { text: clean, mentionsBot } = this.stripMention(text);
     if (clean === "") throw new PlaygroundError("edit", "empty_message", threadId);
     await this.store.editText(threadId, messageId, clean, { kinds: ["user"], authorId: user.id });
-    await this.inbound.messageEdited(this.incoming(threadId, messageId, user, clean, mentionsBot));
+    const edited = this.incoming(threadId, messageId, user, clean, mentionsBot);
+    await this.serial.run(edited.thread, () => this.inbound.messageEdited(edited));
   }
 
   /** Deletes the user's own message. */
   async delete(threadId: string, messageId: string, user: ChatUser): Promise<void> {
     await this.store.deleteMessage(threadId, messageId, { kinds: ["user"], authorId: user.id });
-    await this.inbound.messageDeleted(playgroundThread(threadId), messageId);
+    const thread = playgroundThread(threadId);
+    await this.serial.run(thread, () => this.inbound.messageDeleted(thread, messageId));
   }
 
   /** Adds or removes the user's reaction (an emoji name) on any message. */
@@ -101,7 +107,8 @@ export class PlaygroundActions {
   ): Promise<void> {
     await this.requireThread("react", threadId);
     if (!(await this.store.setReaction(threadId, messageId, emoji, user, added))) return;
-    await this.inbound.reaction({ thread: playgroundThread(threadId), messageId, user, emoji, added });
+    const thread = playgroundThread(threadId);
+    await this.serial.run(thread, () => this.inbound.reaction({ thread, messageId, user, emoji, added }));
   }
 
   /** Clicks an approval card's button; resolves with what only the clicker is told. */
@@ -141,7 +148,8 @@ export class PlaygroundActions {
     };
     if (mentionsBot) message.mentionsBot = true;
     const stored = this.store.addMessage(threadId, message);
-    const handed = this.inbound.message(this.incoming(threadId, message.id, user, message.text, mentionsBot));
+    const incoming = this.incoming(threadId, message.id, user, message.text, mentionsBot);
+    const handed = this.serial.run(incoming.thread, () => this.inbound.message(incoming));
     await Promise.all([created, stored, handed]);
     return message;
   }
