@@ -9,7 +9,30 @@ export interface RunsSampler {
   inboxDepth(threadIds: readonly string[]): Promise<number>;
 }
 
-/** Prometheus metrics of a Threadline process (one registry per process). */
+/** Distinct tool names that get their own label; later ones count as `other`. */
+export const MAX_TOOL_LABELS = 100;
+
+/** The label of tool calls whose tool does not exist (made up by the model) or never worked. */
+export const UNKNOWN_TOOL_LABEL = "unknown";
+
+/** The label of real tools beyond {@link MAX_TOOL_LABELS}. */
+export const OTHER_TOOL_LABEL = "other";
+
+/** Options of {@link Metrics}. */
+export interface MetricsOptions {
+  /** Node.js process metrics (`threadline_process_*`, `threadline_nodejs_*`). Default `true`. */
+  defaultMetrics?: boolean;
+  /** Tool names that always get their own label (the configured tools), up to {@link MAX_TOOL_LABELS}. */
+  toolNames?: readonly string[];
+}
+
+/**
+ * Prometheus metrics of a Threadline process (one registry per process). The tool label set is bounded:
+ * a tool name the model made up must not become a time series. A call is labelled with its tool's name
+ * when the tool was named in `toolNames` or has completed without error in this process before (a tool
+ * that does not exist never does); other calls count as `unknown`, and names past
+ * {@link MAX_TOOL_LABELS} as `other`.
+ */
 export class Metrics {
   readonly registry = new Registry();
   readonly runs = new Counter({
@@ -67,9 +90,26 @@ export class Metrics {
     collect: () => this.sampleInboxDepth(),
   });
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  private readonly toolLabels = new Set<string>();
+
+  constructor(options: MetricsOptions = {}) {
     if (options.defaultMetrics ?? true)
       collectDefaultMetrics({ register: this.registry, prefix: "threadline_" });
+    for (const name of options.toolNames ?? []) this.admitTool(name);
+  }
+
+  /** The `tool` label of a call of `tool` that ended with or without error. */
+  toolLabel(tool: string, isError: boolean): string {
+    if (this.toolLabels.has(tool)) return tool;
+    if (isError) return UNKNOWN_TOOL_LABEL;
+    return this.admitTool(tool) ? tool : OTHER_TOOL_LABEL;
+  }
+
+  private admitTool(tool: string): boolean {
+    if (this.toolLabels.size >= MAX_TOOL_LABELS || tool === UNKNOWN_TOOL_LABEL || tool === OTHER_TOOL_LABEL)
+      return false;
+    this.toolLabels.add(tool);
+    return true;
   }
 
   /**
@@ -95,7 +135,8 @@ export class Metrics {
     return {
       runEnded: (outcome) => this.runs.inc({ outcome }),
       turn: () => this.turns.inc(),
-      toolCall: (tool, isError) => this.toolCalls.inc({ tool, outcome: isError ? "error" : "ok" }),
+      toolCall: (tool, isError) =>
+        this.toolCalls.inc({ tool: this.toolLabel(tool, isError), outcome: isError ? "error" : "ok" }),
       delivered: (ms) => this.steeringLatency.observe(ms / 1000),
       firstVisible: (ms) => this.firstReply.observe(ms / 1000),
       approval: (decision, ms) => {
