@@ -381,11 +381,7 @@ describe("item 17: a lease that lapses with nobody taking over", () => {
     const slow = gatedTool("slow");
     h = await new RunsHarness({
       tools: [slow.tool],
-      script: [
-        { toolCalls: [{ id: "s1", name: "slow", arguments: {} }] },
-        { text: "first done" },
-        { text: "reply read" },
-      ],
+      script: [{ toolCalls: [{ id: "s1", name: "slow", arguments: {} }] }, { text: "reply read" }],
       config: { leaseMs: 60_000 },
     }).start();
     const thread = h.thread();
@@ -399,6 +395,7 @@ describe("item 17: a lease that lapses with nobody taking over", () => {
     await h.runFinished(runId);
     await h.quiescent([thread]);
     expect(await h.intake.messageState(thread, reply.id)).toBe("delivered");
+
     expect(h.chat.texts(thread).join("\n")).toContain("reply read");
     // The next request carried the reply (after the interrupted call's result).
     expect(JSON.stringify(h.model.requests[1]!.messages)).toContain("Alice: and then this");
