@@ -32,6 +32,9 @@ export {
 export type { RenderOperation } from "./render/reply-messages.js";
 export {
   createRunRenderer,
+  cutOffNotice,
+  DEFAULT_REPLY_MAX_CHARS,
+  DEFAULT_REPLY_MAX_MESSAGES,
   EMPTY_REPLY_MARKDOWN,
   type RunRenderer,
   type RunRendererOptions,

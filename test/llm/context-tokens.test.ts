@@ -107,7 +107,9 @@ describe("token counting is linear and bounded", () => {
 
   it("counts a text within the bound exactly, slicing only where the tokenizer splits anyway", () => {
     const r = recording();
-    const text = "The deploy step failed because the runner timed out after 30 s. ".repeat(60).slice(0, 4_000);
+    const text = "The deploy step failed because the runner timed out after 30 s. "
+      .repeat(60)
+      .slice(0, 4_000);
     expect(countTextTokens([text], r.tokenizer)).toBe(exact(text));
     const work = r.take();
     expect(work.chars).toBe(text.length);

@@ -24,6 +24,18 @@ type Block =
  */
 export class RunDocument {
   private readonly blocks: Block[] = [];
+  /** Characters of assistant text held (the cap counts them). */
+  private textChars = 0;
+  private cut = false;
+
+  /** `maxTextChars`: assistant text beyond this many characters is dropped and {@link truncated} set. */
+  constructor(private readonly maxTextChars = Number.POSITIVE_INFINITY) {}
+
+  /** True once assistant text was dropped because it went past `maxTextChars`; no text is added after. */
+  get truncated(): boolean {
+    return this.cut;
+  }
+
   /** Text blocks of the assistant message being streamed, by content index. */
   private current = new Map<number, Extract<Block, { kind: "text" }>>();
   private readonly tools = new Map<string, Extract<Block, { kind: "tool" }>>();
@@ -40,23 +52,37 @@ export class RunDocument {
     this.current = new Map();
   }
 
-  /** Appends streamed text. Returns true when it is visible (not only whitespace). */
+  /**
+   * Appends streamed text. Returns true when it is visible (not only whitespace), or when it went past
+   * the cap (the part that fits is kept; later text is ignored).
+   */
   appendText(contentIndex: number, delta: string): boolean {
+    if (this.cut) return false;
+    const kept = this.fit(delta, this.textChars);
     const block = this.textBlock(contentIndex);
-    block.chunks.push(delta);
-    if (delta.trim() === "") return false;
+    block.chunks.push(kept);
+    this.textChars += kept.length;
+    if (this.cut) return true;
+    if (kept.trim() === "") return false;
     this.visible = true;
     return true;
   }
 
-  /** Replaces a text block with its final content and closes a fence the model left open. */
+  /**
+   * Replaces a text block with its final content (within the cap) and closes a fence the model left
+   * open. Ignored once the text was cut.
+   */
   endText(contentIndex: number, content: string): boolean {
+    if (this.cut) return false;
     const block = this.textBlock(contentIndex);
-    const changed = block.chunks.join("") !== content;
-    block.chunks = [content];
+    const previous = block.chunks.join("");
+    const kept = this.fit(content, this.textChars - previous.length);
+    const changed = previous !== kept;
+    block.chunks = [kept];
+    this.textChars += kept.length - previous.length;
     this.complete(block);
-    if (content.trim() !== "") this.visible = true;
-    return changed;
+    if (kept.trim() !== "") this.visible = true;
+    return changed || this.cut;
   }
 
   /** The assistant message ended: its text blocks are final. */
@@ -136,6 +162,17 @@ export class RunDocument {
       case "line":
         return block.text;
     }
+  }
+
+  /** The part of `text` that fits after `held` characters; sets the cut when something is dropped. */
+  private fit(text: string, held: number): string {
+    const room = this.maxTextChars - held;
+    if (text.length <= room) return text;
+    this.cut = true;
+    let end = Math.max(0, room);
+    const code = text.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) end--;
+    return text.slice(0, end);
   }
 
   private textBlock(contentIndex: number): Extract<Block, { kind: "text" }> {

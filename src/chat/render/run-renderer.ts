@@ -2,6 +2,7 @@ import type { AgentEvent, AgentToolResult } from "../../agent/index.js";
 import type { ChatOutbound, RunOutcome, RunStats, ThreadRef } from "../types.js";
 import { type RenderClock, systemClock } from "./clock.js";
 import { formatRunFooter } from "./footer.js";
+import { type LaidOutPiece, type Placement, planLayout } from "./layout-plan.js";
 import { createDialectConverter, type DialectConverter } from "./markdown.js";
 import { formatFailureLine, formatOutcomeLine } from "./outcome.js";
 import { type RenderOperation, ReplyMessages } from "./reply-messages.js";
@@ -13,6 +14,16 @@ export const THINKING_STATUS = "is thinking…";
 
 /** What a run that produced nothing visible shows. */
 export const EMPTY_REPLY_MARKDOWN = "_(no reply)_";
+
+/** Chat messages one run's reply may use by default (the cut-off notice included). */
+export const DEFAULT_REPLY_MAX_MESSAGES = 20;
+/** Characters of assistant text one run's reply shows by default. */
+export const DEFAULT_REPLY_MAX_CHARS = 40_000;
+
+/** The notice that ends a reply that was cut off (shown once, in the message after the last one kept). */
+export function cutOffNotice(maxMessages: number, maxChars: number): string {
+  return `✂️ _The answer was cut off here: it is longer than this bot posts for one request (${maxMessages} messages or ${maxChars.toLocaleString("en-US")} characters). Nothing more is shown for this run; ask for a shorter answer or for one part at a time._`;
+}
 
 /** Options of {@link createRunRenderer}. */
 export interface RunRendererOptions {
@@ -27,6 +38,13 @@ export interface RunRendererOptions {
   onError?: (err: unknown, operation: RenderOperation) => void;
   /** Time and timers for throttling. Default {@link systemClock}. */
   clock?: RenderClock;
+  /**
+   * Most chat messages the reply may use, the cut-off notice included (at least 2). Content that would
+   * need more is cut off. Default {@link DEFAULT_REPLY_MAX_MESSAGES}.
+   */
+  maxMessages?: number;
+  /** Most characters of assistant text shown; the rest is cut off. Default {@link DEFAULT_REPLY_MAX_CHARS}. */
+  maxAnswerChars?: number;
 }
 
 /** Shows one run in a chat thread. */
@@ -55,6 +73,12 @@ export interface RunRenderer {
  * messages (earlier ones frozen, code blocks closed and reopened across them); a user message delivered
  * mid-run (steer / follow-up) starts a new reply message below it. Markdown is converted to
  * `limits.dialect` when flushing. Outbound failures go to `onError` and never stop the rendering.
+ *
+ * A reply is bounded: once the assistant text passes `maxAnswerChars`, or the content would need more than
+ * `maxMessages - 1` messages, what is shown is kept as it is, one message below it says the answer was
+ * cut off ({@link cutOffNotice}), and nothing else of the run is posted except, at finish, the outcome
+ * line and footer in that same message. So a run never posts more than `maxMessages` messages, and the
+ * renderer's memory stays bounded however long the model streams.
  */
 export function createRunRenderer(options: RunRendererOptions): RunRenderer {
   const renderer = new Renderer(options);
@@ -62,14 +86,6 @@ export function createRunRenderer(options: RunRendererOptions): RunRenderer {
     handle: (event) => renderer.handle(event),
     finish: (outcome, stats) => renderer.finish(outcome, stats),
   };
-}
-
-interface LaidOutPiece {
-  text: string;
-  /** End offset of the piece in the laid-out text. */
-  end: number;
-  /** The fence the following piece reopens, if the piece cut a code block. */
-  nextReopen: string | undefined;
 }
 
 class Renderer {
@@ -81,8 +97,17 @@ class Renderer {
   private readonly maxChars: number;
   private readonly measure: (text: string) => number;
   private readonly converter: DialectConverter;
-  private readonly document = new RunDocument();
+  private readonly document: RunDocument;
   private readonly messages: ReplyMessages;
+  private readonly maxMessages: number;
+  private readonly maxAnswerChars: number;
+  /** Messages content may use before the reply counts as cut off (one is kept for the notice). */
+  private contentLimit: number;
+  /** Index of the cut-off notice message, once the reply was cut off. */
+  private cutIndex: number | undefined;
+  /** Lines of the notice message after the notice itself (a later failure, then outcome and footer). */
+  private failureAfterCut: string | undefined;
+  private finalLines: string[] = [];
   /** Source offset up to which content sits in frozen messages. */
   private frozenOffset = 0;
   /** Messages before this index are frozen. */
@@ -104,6 +129,10 @@ class Renderer {
     this.clock = options.clock ?? systemClock;
     this.footer = options.footer ?? true;
     this.onError = options.onError ?? (() => {});
+    this.maxMessages = Math.max(2, Math.floor(options.maxMessages ?? DEFAULT_REPLY_MAX_MESSAGES));
+    this.maxAnswerChars = Math.max(1, Math.floor(options.maxAnswerChars ?? DEFAULT_REPLY_MAX_CHARS));
+    this.contentLimit = this.maxMessages - 1;
+    this.document = new RunDocument(this.maxAnswerChars);
     const limits = options.outbound.limits;
     this.maxChars = Math.max(MIN_SPLIT_CHARS, limits.maxMessageChars);
     this.measure = limits.measure ?? ((text) => text.length);
@@ -135,6 +164,8 @@ class Renderer {
 
   /** Updates the document; true when something visible changed. */
   private apply(event: AgentEvent): boolean {
+    // Once the text was cut (even before the layout placed the notice) nothing more joins the content.
+    if (this.cutIndex !== undefined || this.document.truncated) return this.applyAfterCut(event);
     const document = this.document;
     switch (event.type) {
       case "turn_start":
@@ -181,6 +212,18 @@ class Renderer {
     }
   }
 
+  /** After the cut only how model calls end is kept (for the notice message); true when it changed. */
+  private applyAfterCut(event: AgentEvent): boolean {
+    if (event.type !== "message_end" || roleOf(event.message) !== "assistant") return false;
+    if (!("stopReason" in event.message)) return false;
+    const { stopReason, errorMessage } = event.message;
+    if (stopReason === "aborted") this.abortMessage = errorMessage ?? "";
+    if (stopReason !== "error") return false;
+    this.lastFailureLine = formatFailureLine(errorMessage);
+    this.failureAfterCut = this.lastFailureLine;
+    return true;
+  }
+
   /** Schedules a flush at the first moment the last message may change (never two pending). */
   private requestFlush(): void {
     if (this.flushPending || !this.document.hasVisibleContent || this.messages.anyInFlight) return;
@@ -202,45 +245,52 @@ class Renderer {
   /** Renders the document and hands every message its text; the heavy part, done once per flush. */
   private layout(): void {
     this.dirty = false;
-    const rendered = this.document.render();
-    for (const end of rendered.breaks) {
-      if (end > this.frozenOffset) this.place(rendered.markdown.slice(this.frozenOffset, end), true, end);
-    }
-    const live = rendered.markdown.slice(this.frozenOffset);
-    this.place(live, false, rendered.runningFrom);
-  }
-
-  /**
-   * Lays out `segment` (the source from the frozen offset on) into messages from the first live one.
-   * With `freezeAll` every resulting message is frozen and `limit` is the segment's end offset; otherwise
-   * all but the last are frozen as long as they end before `limit` (the first running tool's line).
-   */
-  private place(segment: string, freezeAll: boolean, limit: number): void {
-    const prefix = this.carry === undefined ? "" : `${this.carry}\n`;
-    const pieces = segment.trim() === "" ? [] : this.layoutPieces(prefix + segment);
-    for (const [index, piece] of pieces.entries()) this.messages.set(this.frozenCount + index, piece.text);
-    if (freezeAll) {
-      this.frozenCount += pieces.length;
-      this.frozenOffset = limit;
-      this.carry = undefined;
+    if (this.cutIndex !== undefined) {
+      this.placeNotice();
       return;
     }
-    for (let index = this.frozenCount + pieces.length; index < this.messages.count; index++) {
-      this.messages.set(index, "");
+    const placement = this.plan(this.contentLimit);
+    this.commit(placement);
+    if (placement.overflow || this.document.truncated) this.cutOff(placement.end);
+  }
+
+  /** Where the document's content goes (see {@link planLayout}); touches no message. */
+  private plan(limit: number): Placement {
+    return planLayout(
+      this.document.render(),
+      { frozenCount: this.frozenCount, frozenOffset: this.frozenOffset, carry: this.carry },
+      (text) => this.layoutPieces(text),
+      limit,
+    );
+  }
+
+  /** Hands the planned texts to the messages (messages past the content are emptied) and keeps the state. */
+  private commit(placement: Placement): void {
+    for (const [index, text] of placement.texts.entries())
+      if (text !== undefined) this.messages.set(index, text);
+    if (!placement.overflow) {
+      for (let index = placement.end; index < this.messages.count; index++) this.messages.set(index, "");
     }
-    let frozen = 0;
-    let offset = this.frozenOffset;
-    let carry = this.carry;
-    for (const piece of pieces.slice(0, -1)) {
-      const end = this.frozenOffset + Math.max(0, piece.end - prefix.length);
-      if (end > limit) break;
-      frozen++;
-      offset = end;
-      carry = piece.nextReopen;
-    }
-    this.frozenCount += frozen;
-    this.frozenOffset = offset;
-    this.carry = carry;
+    this.frozenCount = placement.frozenCount;
+    this.frozenOffset = placement.frozenOffset;
+    this.carry = placement.carry;
+  }
+
+  /** Keeps what is shown as it is and adds the cut-off notice below it; nothing else is posted after. */
+  private cutOff(contentEnd: number): void {
+    this.cutIndex = Math.min(contentEnd, this.maxMessages - 1);
+    this.placeNotice();
+  }
+
+  /** The notice message: the notice, a failure that came after the cut, the outcome and the footer. */
+  private placeNotice(): void {
+    const index = this.cutIndex!;
+    const lines = [cutOffNotice(this.maxMessages, this.maxAnswerChars)];
+    if (this.failureAfterCut !== undefined) lines.push(this.failureAfterCut);
+    lines.push(...this.finalLines);
+    const text = truncate(tidy(this.converter.convert(lines.join("\n\n"))), this.maxChars, this.measure);
+    this.messages.set(index, text);
+    for (let later = index + 1; later < this.messages.count; later++) this.messages.set(later, "");
   }
 
   /** Splits and converts; shrinks the split budget when the dialect made a part longer than allowed. */
@@ -257,7 +307,7 @@ class Renderer {
       if (longest <= this.maxChars || budget <= MIN_SPLIT_CHARS) {
         return pieces
           .filter((piece) => piece.text !== "")
-          .map((piece) => ({ ...piece, text: truncate(piece.text, this.maxChars) }));
+          .map((piece) => ({ ...piece, text: truncate(piece.text, this.maxChars, this.measure) }));
       }
       const shrunk = Math.floor(((budget * this.maxChars) / longest) * 0.95);
       budget = Math.max(MIN_SPLIT_CHARS, Math.min(budget - 1, shrunk));
@@ -269,13 +319,22 @@ class Renderer {
     this.flushTimer = undefined;
     const document = this.document;
     document.endAssistantMessage();
+    const lines: string[] = [];
     if (this.abortMessage !== undefined && outcome.kind !== "stopped") {
-      document.addLine(formatFailureLine(this.abortMessage || "The request was interrupted."));
+      lines.push(formatFailureLine(this.abortMessage || "The request was interrupted."));
     }
     const outcomeLine = formatOutcomeLine(outcome);
-    if (outcomeLine !== undefined && outcomeLine !== this.lastFailureLine) document.addLine(outcomeLine);
-    if (!document.hasVisibleContent) document.addLine(EMPTY_REPLY_MARKDOWN);
-    if (this.footer) document.addLine(this.footerLine(stats));
+    if (outcomeLine !== undefined && outcomeLine !== this.lastFailureLine) lines.push(outcomeLine);
+    if (this.cutIndex === undefined && !document.truncated && !this.plan(this.contentLimit).overflow) {
+      for (const line of lines) document.addLine(line);
+      if (!document.hasVisibleContent) document.addLine(EMPTY_REPLY_MARKDOWN);
+      if (this.footer) document.addLine(this.footerLine(stats));
+      // The closing lines are short: they may use the message kept for the notice.
+      this.contentLimit = this.maxMessages;
+    } else {
+      // The content is cut off (or is about to be): the closing lines go below the notice.
+      this.finalLines = this.footer ? [...lines, this.footerLine(stats)] : lines;
+    }
     this.layout();
     await this.messages.whenIdle();
     await this.messages.retryUnsynced();
@@ -321,6 +380,10 @@ function tidy(text: string): string {
   return text.replace(/^(?:[ \t]*\n)+/, "").trimEnd();
 }
 
-function truncate(text: string, maxChars: number): string {
-  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
+/** `text` within `maxChars` as `measure` counts (an ellipsis marks a cut). */
+function truncate(text: string, maxChars: number, measure: (text: string) => number): string {
+  if (measure(text) <= maxChars) return text;
+  let end = Math.min(text.length, maxChars);
+  while (end > 0 && measure(`${text.slice(0, end)}…`) > maxChars) end = Math.floor(end * 0.9);
+  return `${text.slice(0, end)}…`;
 }
