@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ApprovalCard, ApprovalCardState, ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
 import { approvalEventKey, type EventBus } from "./bus.js";
 import type { ThreadScripts } from "./thread-scripts.js";
-import { parseUser } from "./thread-store.js";
+import { parseUser, type ThreadStore } from "./thread-store.js";
 
 /** How an approval ended. */
 export type ApprovalVerdict =
@@ -28,6 +28,7 @@ export interface ApprovalRequest {
 /** What the gate needs from its run. */
 export interface ApprovalGateOptions {
   scripts: ThreadScripts;
+  store: ThreadStore;
   bus: EventBus;
   thread: ThreadRef;
   threadId: string;
@@ -72,10 +73,9 @@ export class ApprovalGate {
     const { scripts, threadId, timeoutMs, retentionMs } = this.options;
     const approvalId =
       this.options.known[request.callKey] ??
-      (await scripts.redis.hget(scripts.keys(threadId).approvals, request.callKey)) ??
+      (await this.options.store.approvalIdOf(threadId, request.callKey)) ??
       newApprovalId();
     this.options.known[request.callKey] = approvalId;
-    const approvalKey = scripts.keys(threadId).approval(approvalId);
     const created = await scripts.createApproval(
       threadId,
       {
@@ -103,12 +103,12 @@ export class ApprovalGate {
     const unsubscribe = this.options.bus.on(approvalEventKey(threadId, approvalId), () => wakeup.wake());
     this.waiting.set(approvalId, () => wakeup.wake());
     try {
-      const record = await scripts.redis.hgetall(approvalKey);
+      const record = await this.options.store.approvalRecord(threadId, approvalId);
       const card = this.card(approvalId, request, record, waitingMessages);
       let cardMessageId = record.cardMessageId;
       if (created.kind === "created" || !cardMessageId) {
         cardMessageId = await this.postCard(card);
-        if (cardMessageId) await scripts.redis.hset(approvalKey, "cardMessageId", cardMessageId);
+        if (cardMessageId) await this.options.store.setApprovalCard(threadId, approvalId, cardMessageId);
       }
       const verdict = await this.wait(approvalId, request, record, wakeup);
       // The card update is a chat API call: keep it off the path to the tool's execution.
@@ -126,8 +126,7 @@ export class ApprovalGate {
     first: Record<string, string>,
     wakeup: Wakeup,
   ): Promise<ApprovalVerdict> {
-    const { scripts, threadId } = this.options;
-    const approvalKey = scripts.keys(threadId).approval(approvalId);
+    const { scripts, store, threadId } = this.options;
     const expiresAt = Number(first.expiresAt);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
@@ -144,13 +143,13 @@ export class ApprovalGate {
         const next = await Promise.race([wakeup.wait().then(() => "woken" as const), ended]);
         if (next === "woken") {
           // The event (or a recheck) only says "look": the verdict is what this thread's record says.
-          record = await scripts.redis.hgetall(approvalKey);
+          record = await store.approvalRecord(threadId, approvalId);
           continue;
         }
         // Settle atomically: a click that landed just before wins over the timeout or the abort.
         const status = await scripts.settleApproval(threadId, approvalId, { status: next, now: Date.now() });
         if (status === next || status === undefined) return { kind: next };
-        return verdictOf(await scripts.redis.hgetall(approvalKey));
+        return verdictOf(await store.approvalRecord(threadId, approvalId));
       }
     } finally {
       clearTimeout(timer);

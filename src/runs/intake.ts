@@ -8,10 +8,10 @@ import {
   type ThreadRef,
 } from "../chat/index.js";
 import { DEFAULT_STOP_WORDS, type Disposition, type RunsConfig } from "./config.js";
-import { eventsChannel, pendingStartMember, pendingStartsKey, threadKeys } from "./keys.js";
+import { eventsChannel, pendingStartMember, pendingStartsKey } from "./keys.js";
 import { addRunJob, type RunQueue } from "./queue.js";
 import { ThreadScripts } from "./thread-scripts.js";
-import { parseUser } from "./thread-store.js";
+import { parseUser, ThreadStore } from "./thread-store.js";
 import { toUserMessage } from "./user-message.js";
 
 /** What `submit` did with a message. */
@@ -67,6 +67,7 @@ export function isStopCommand(text: string, words: readonly string[] = DEFAULT_S
  */
 export class Intake {
   private readonly scripts: ThreadScripts;
+  private readonly store: ThreadStore;
 
   constructor(
     redis: Redis,
@@ -74,6 +75,7 @@ export class Intake {
     private readonly config: RunsConfig,
   ) {
     this.scripts = new ThreadScripts(redis, config.prefix);
+    this.store = new ThreadStore(redis, config.prefix);
   }
 
   /**
@@ -204,35 +206,23 @@ export class Intake {
   }
 
   /** The state of a message: queued | inflight | delivered | withdrawn | refused | notprocessed | command. */
-  async messageState(thread: ThreadRef, messageId: string): Promise<string | undefined> {
-    const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
-    return (await this.scripts.redis.hget(keys.state, messageId)) ?? undefined;
+  messageState(thread: ThreadRef, messageId: string): Promise<string | undefined> {
+    return this.store.messageState(encodeThreadId(thread), messageId);
   }
 
   /** The platform user id of a queued (or delivered) message's author, if known. */
-  async messageAuthor(thread: ThreadRef, messageId: string): Promise<string | undefined> {
-    const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
-    const body = await this.scripts.redis.hget(keys.body, messageId);
-    if (!body) return undefined;
-    try {
-      return (JSON.parse(body) as { authorId?: string }).authorId;
-    } catch {
-      return undefined;
-    }
+  messageAuthor(thread: ThreadRef, messageId: string): Promise<string | undefined> {
+    return this.store.messageAuthor(encodeThreadId(thread), messageId);
   }
 
   /** True for the requester of the thread's latest run and the configured approvers. */
   async mayControl(thread: ThreadRef, userId: string): Promise<boolean> {
     if (this.config.approvers.includes(userId)) return true;
-    const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
-    const requester = parseUser((await this.scripts.redis.hget(keys.meta, "requester")) ?? undefined);
-    return requester?.id === userId;
+    return (await this.store.requester(encodeThreadId(thread)))?.id === userId;
   }
 
   /** The active run of a thread, if any. */
-  async activeRun(thread: ThreadRef): Promise<string | undefined> {
-    const keys = threadKeys(this.config.prefix, encodeThreadId(thread));
-    if ((await this.scripts.redis.exists(keys.lease)) === 0) return undefined;
-    return (await this.scripts.redis.hget(keys.meta, "run")) || undefined;
+  activeRun(thread: ThreadRef): Promise<string | undefined> {
+    return this.store.activeRun(encodeThreadId(thread));
   }
 }

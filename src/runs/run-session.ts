@@ -73,6 +73,7 @@ export class RunSession {
   private readonly outbound: ChatOutbound;
   private readonly log: RunLogger;
   private readonly observer: RunObserver;
+  private readonly store: ThreadStore;
   private readonly controller = new AbortController();
   private readonly stats: RunStats = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   private readonly startedAt = Date.now();
@@ -97,6 +98,7 @@ export class RunSession {
     this.outbound = deps.outbound(this.thread);
     this.log = deps.log ?? SILENT_LOGGER;
     this.observer = deps.observer ?? {};
+    this.store = new ThreadStore(scripts.redis, deps.config.prefix);
   }
 
   private get fields(): Record<string, unknown> {
@@ -166,9 +168,9 @@ export class RunSession {
     // A stop or a decision published while the subscriber reconnected is state in Redis: read it again.
     const offReconnect = bus.onReconnect(() => {
       this.gate?.recheck();
-      this.scripts.redis.hget(this.scripts.keys(this.job.threadId).meta, "stopBy").then(
+      this.store.stopBy(this.job.threadId).then(
         (by) => {
-          if (by) this.requestStop(parseUser(by) ?? null);
+          if (by) this.requestStop(by);
         },
         () => {},
       );
@@ -229,6 +231,7 @@ export class RunSession {
     });
     this.gate = new ApprovalGate({
       scripts: this.scripts,
+      store: this.store,
       bus: this.deps.bus,
       thread: this.thread,
       threadId: this.job.threadId,
@@ -254,8 +257,7 @@ export class RunSession {
         ctx,
         gate: this.gate,
         transcript: sink.messages,
-        scripts: this.scripts,
-        store: new ThreadStore(this.scripts.redis, this.deps.config.prefix),
+        store: this.store,
         observer: this.observer,
       }),
       shouldStopAfterTurn: () => this.budgetExceeded(),
@@ -397,12 +399,7 @@ export class RunSession {
    */
   private async orphaned(): Promise<boolean> {
     try {
-      const keys = this.scripts.keys(this.job.threadId);
-      const [leased, run] = await Promise.all([
-        this.scripts.redis.exists(keys.lease),
-        this.scripts.redis.hget(keys.meta, "run"),
-      ]);
-      return leased === 0 && run === this.job.runId;
+      return await this.store.isOrphaned(this.job.threadId, this.job.runId);
     } catch {
       return true; // Redis is not answering: let the retry find out
     }

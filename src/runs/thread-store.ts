@@ -66,6 +66,78 @@ export class ThreadStore {
     return forUser === 1 || forThread === 1;
   }
 
+  /** The state of a message: queued | inflight | delivered | withdrawn | refused | notprocessed | command. */
+  async messageState(threadId: string, messageId: string): Promise<string | undefined> {
+    return (await this.redis.hget(threadKeys(this.prefix, threadId).state, messageId)) ?? undefined;
+  }
+
+  /** The platform user id of a queued (or delivered) message's author, if known. */
+  async messageAuthor(threadId: string, messageId: string): Promise<string | undefined> {
+    const body = await this.redis.hget(threadKeys(this.prefix, threadId).body, messageId);
+    if (!body) return undefined;
+    try {
+      return (JSON.parse(body) as { authorId?: string }).authorId;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The author of the message that started the thread's latest run. */
+  async requester(threadId: string): Promise<ChatUser | undefined> {
+    return parseUser(
+      (await this.redis.hget(threadKeys(this.prefix, threadId).meta, "requester")) ?? undefined,
+    );
+  }
+
+  /** The active run: its id while a claim (or the start marker) holds the lease, else undefined. */
+  async activeRun(threadId: string): Promise<string | undefined> {
+    const keys = threadKeys(this.prefix, threadId);
+    const [leased, run] = await Promise.all([
+      this.redis.exists(keys.lease),
+      this.redis.hget(keys.meta, "run"),
+    ]);
+    return leased === 1 && run ? run : undefined;
+  }
+
+  /** True when nobody holds the thread's lease while `runId` is still its run (the run lost its lease by lapse). */
+  async isOrphaned(threadId: string, runId: string): Promise<boolean> {
+    const keys = threadKeys(this.prefix, threadId);
+    const [leased, run] = await Promise.all([
+      this.redis.exists(keys.lease),
+      this.redis.hget(keys.meta, "run"),
+    ]);
+    return leased === 0 && run === runId;
+  }
+
+  /** Who asked the thread's active run to stop, if anyone. */
+  async stopBy(threadId: string): Promise<ChatUser | undefined> {
+    return parseUser((await this.redis.hget(threadKeys(this.prefix, threadId).meta, "stopBy")) ?? undefined);
+  }
+
+  /** Messages queued for the thread's active run (not yet drained). */
+  async inboxLength(threadId: string): Promise<number> {
+    return this.redis.llen(threadKeys(this.prefix, threadId).inbox);
+  }
+
+  /** The approval id the active run uses for a call, if it asked already. */
+  async approvalIdOf(threadId: string, callKey: string): Promise<string | undefined> {
+    return (await this.redis.hget(threadKeys(this.prefix, threadId).approvals, callKey)) ?? undefined;
+  }
+
+  /** An approval record as stored (empty when there is none). */
+  async approvalRecord(threadId: string, approvalId: string): Promise<Record<string, string>> {
+    return this.redis.hgetall(threadKeys(this.prefix, threadId).approval(approvalId));
+  }
+
+  /** Remembers which chat message shows an approval's card (so a resumed run updates that card). */
+  async setApprovalCard(threadId: string, approvalId: string, cardMessageId: string): Promise<void> {
+    await this.redis.hset(
+      threadKeys(this.prefix, threadId).approval(approvalId),
+      "cardMessageId",
+      cardMessageId,
+    );
+  }
+
   /**
    * Messages waiting in the inboxes of `threadIds` (queued for their runs, not yet drained), summed; a
    * thread listed twice counts once. One pipeline of single-key LLENs: no multi-key script, no KEYS or

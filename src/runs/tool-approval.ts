@@ -3,7 +3,6 @@ import { renderArguments } from "../chat/index.js";
 import { type ApprovalGate, verdictReason } from "./approvals.js";
 import { callKey } from "./recovery.js";
 import type { RunObserver, RunTool, ToolRunContext } from "./setup.js";
-import type { ThreadScripts } from "./thread-scripts.js";
 import type { ThreadStore } from "./thread-store.js";
 
 /** Longest argument rendering shown on a card. */
@@ -15,7 +14,6 @@ export interface ToolApprovalOptions {
   gate: ApprovalGate;
   /** The run's live transcript (the assistant message is in it when its calls are prepared). */
   transcript: AgentMessage[];
-  scripts: ThreadScripts;
   store: ThreadStore;
   observer?: RunObserver;
 }
@@ -29,7 +27,6 @@ export function createToolApproval(
   options: ToolApprovalOptions,
 ): NonNullable<AgentLoopConfig["beforeToolCall"]> {
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
-  const keys = options.scripts.keys(options.ctx.threadId);
   return async ({ assistantMessage, toolCall, args }, signal) => {
     const tool = byName.get(toolCall.name);
     const policy = tool?.approval ?? "never";
@@ -38,7 +35,7 @@ export function createToolApproval(
     if (await options.store.isToolAllowed(options.ctx.threadId, options.ctx.requester.id, toolCall.name)) {
       return undefined;
     }
-    const waiting = await options.scripts.redis.llen(keys.inbox);
+    const waiting = await options.store.inboxLength(options.ctx.threadId);
     const asked = Date.now();
     const verdict = await options.gate.request(
       {
