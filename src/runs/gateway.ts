@@ -102,6 +102,12 @@ export function createGateway(options: GatewayOptions): ChatInbound {
         case "stopping":
           await safely("react", fields, () => outbound.react(message.thread, message.id, marks.stop));
           break;
+        case "stopRefused":
+        case "stopIdle":
+          await safely("notify", fields, () =>
+            outbound.notify(message.thread, message.author.id, result.reason),
+          );
+          break;
         default:
           break;
       }
@@ -119,7 +125,10 @@ export function createGateway(options: GatewayOptions): ChatInbound {
       if (!event.added || event.user.isBot) return;
       const { thread, messageId, user, emoji } = event;
       if (emoji === marks.stop) {
-        if (await intake.mayControl(thread, user.id)) await intake.stop(thread, user);
+        const stopped = await intake.stop(thread, user);
+        if (stopped.kind === "refused") {
+          await safely("notify", { messageId }, () => outbound.notify(thread, user.id, stopped.reason));
+        }
         return;
       }
       if (emoji !== marks.steer && emoji !== marks.followUp) return;
@@ -142,7 +151,10 @@ export function createGateway(options: GatewayOptions): ChatInbound {
         case "forbidden":
           return {
             kind: "notice",
-            text: "You can't approve this: only the person who asked and the configured approvers can.",
+            text:
+              click.decision === "alwaysThread"
+                ? "Only the configured approvers can allow this tool for everyone in this thread."
+                : "You can't approve this: only the person who asked and the configured approvers can.",
           };
         case "expired":
           return { kind: "notice", text: "This approval has expired; the tool call was denied." };

@@ -14,7 +14,6 @@ export {
   runsConfig,
 } from "./config.js";
 export { createGateway, type GatewayOptions, NOT_STORED_NOTICE } from "./gateway.js";
-export { DEFAULT_INTAKE_RETRY, type IntakeRetryPolicy } from "./intake-retry.js";
 export {
   type DecideResult,
   Intake,
@@ -24,6 +23,7 @@ export {
   type StopResult,
   type SubmitResult,
 } from "./intake.js";
+export { DEFAULT_INTAKE_RETRY, type IntakeRetryPolicy } from "./intake-retry.js";
 export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } from "./keys.js";
 export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
 export { addRunJob, createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
