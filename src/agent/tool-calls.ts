@@ -65,7 +65,10 @@ function findTool(context: AgentContext, name: string): AnyAgentTool | undefined
   return context.tools?.find((tool) => tool.name === name);
 }
 
-/** Preflight of one call: abort check, lookup, prepareArguments, validation, `beforeToolCall`. */
+/**
+ * Preflight of one call: abort check, lookup, prepareArguments, validation, `beforeToolCall`, and a
+ * second abort check once the hook settled (a block keeps its own reason). Never throws.
+ */
 export async function prepareToolCall(input: ToolBatchInput, toolCall: ToolCall): Promise<PreparedToolCall> {
   const immediate = (text: string, terminate?: boolean): PreparedToolCall => {
     const result = errorResult(text);
@@ -87,6 +90,9 @@ export async function prepareToolCall(input: ToolBatchInput, toolCall: ToolCall)
       input.signal,
     );
     if (verdict?.block) return immediate(verdict.reason || BLOCKED_TOOL_TEXT, verdict.terminate);
+    // An abort while the hook was pending (e.g. an approval) ends the call now, as pi does, so its
+    // tool_execution_end precedes the next call's preparation instead of trailing the batch.
+    if (input.signal?.aborted) return immediate(ABORTED_TOOL_TEXT);
     return { kind: "prepared", toolCall, tool, args };
   } catch (err) {
     return immediate(messageOf(err));

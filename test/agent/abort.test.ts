@@ -163,10 +163,11 @@ describe("abort during a parallel batch", () => {
       ...toolCallReply(3),
       "tool_execution_start(A)",
       "tool_execution_start(B)",
+      // B's approval was pending at the abort: it ends at once, before C's preparation (as pi does).
+      "tool_execution_end(B:error)",
       "tool_execution_start(C)",
       "tool_execution_end(C:error)",
       "tool_execution_end(A:error)",
-      "tool_execution_end(B:error)",
       "message_start(toolResult:A:error)",
       "message_end(toolResult:A:error)",
       "message_start(toolResult:B:error)",
@@ -188,6 +189,116 @@ describe("abort during a parallel batch", () => {
       "assistant:",
     ]);
     expectNoOrphans(agent.state.messages);
+  });
+  it("a call whose beforeToolCall was pending at the abort ends before the next call is prepared, even when the hook then lets it run", async () => {
+    const approvalRequested = deferred();
+    const approval = deferred();
+    const beforeCalls: string[] = [];
+    const tool = createTool("work");
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { id: "A", name: "work", arguments: {} },
+          { id: "B", name: "work", arguments: {} },
+          { id: "C", name: "work", arguments: {} },
+        ],
+      },
+      { text: "must not be requested" },
+    ]);
+    const agent = new Agent({
+      initialState: { model: TEST_MODEL, tools: [tool] },
+      streamFn: model.streamFn,
+      beforeToolCall: async ({ toolCall }) => {
+        beforeCalls.push(toolCall.id);
+        if (toolCall.id === "A") {
+          approvalRequested.resolve();
+          // An approval click that lands as the run is stopped: the hook allows the call.
+          await approval.promise;
+        }
+        return undefined;
+      },
+    });
+    const { shorts } = recordAgent(agent);
+
+    const run = agent.prompt("go");
+    await approvalRequested.promise;
+    agent.abort();
+    approval.resolve();
+    await run;
+
+    expect(shorts).toEqual([
+      "agent_start",
+      "turn_start",
+      ...promptEvents("go"),
+      ...toolCallReply(3),
+      "tool_execution_start(A)",
+      "tool_execution_end(A:error)",
+      "tool_execution_start(B)",
+      "tool_execution_end(B:error)",
+      "tool_execution_start(C)",
+      "tool_execution_end(C:error)",
+      "message_start(toolResult:A:error)",
+      "message_end(toolResult:A:error)",
+      "message_start(toolResult:B:error)",
+      "message_end(toolResult:B:error)",
+      "message_start(toolResult:C:error)",
+      "message_end(toolResult:C:error)",
+      "turn_end(A,B,C)",
+      ...ABORTED_TURN,
+    ]);
+    expect(beforeCalls).toEqual(["A"]);
+    expect(tool.calls).toEqual([]);
+    expect(model.requests).toHaveLength(1);
+    expect(transcript(agent.state.messages)).toEqual([
+      "user:go",
+      "assistant:[A,B,C]",
+      "toolResult:A:error:Operation aborted",
+      "toolResult:B:error:Operation aborted",
+      "toolResult:C:error:Operation aborted",
+      "assistant:",
+    ]);
+    expectNoOrphans(agent.state.messages);
+  });
+
+  it("a call the hook blocks after the abort keeps the hook's reason and still ends before the next call", async () => {
+    const approvalRequested = deferred();
+    const tool = createTool("work");
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { id: "A", name: "work", arguments: {} },
+          { id: "B", name: "work", arguments: {} },
+        ],
+      },
+    ]);
+    const agent = new Agent({
+      initialState: { model: TEST_MODEL, tools: [tool] },
+      streamFn: model.streamFn,
+      beforeToolCall: async ({ toolCall }, signal) => {
+        if (toolCall.id !== "A") return undefined;
+        approvalRequested.resolve();
+        await whenAborted(signal);
+        return { block: true, reason: "Tool call denied by Ada." };
+      },
+    });
+    const { shorts } = recordAgent(agent);
+
+    const run = agent.prompt("go");
+    await approvalRequested.promise;
+    agent.abort();
+    await run;
+
+    expect(shorts.filter((event) => event.startsWith("tool_execution"))).toEqual([
+      "tool_execution_start(A)",
+      "tool_execution_end(A:error)",
+      "tool_execution_start(B)",
+      "tool_execution_end(B:error)",
+    ]);
+    expect(transcript(agent.state.messages).slice(2, 4)).toEqual([
+      "toolResult:A:error:Tool call denied by Ada.",
+      "toolResult:B:error:Operation aborted",
+    ]);
+    expect(tool.calls).toEqual([]);
   });
 });
 
