@@ -515,7 +515,7 @@ export class RunSession {
       if (this.shuttingDown && (message as Partial<AssistantMessage>).stopReason === "aborted") return;
       const delivered = await this.sink!.persist(message);
       if (delivered && delivered.kind !== "prompt") {
-        this.markDelivered(delivered.id);
+        this.markDelivered(delivered.id, delivered.kind);
         if (delivered.receivedAt > 0) this.observer.delivered?.(Date.now() - delivered.receivedAt);
       }
       if ((message as { role?: string }).role === "assistant") this.countTurn(message as AssistantMessage);
@@ -534,21 +534,33 @@ export class RunSession {
     if (message.usage.cost.total > 0) this.stats.cost = (this.stats.cost ?? 0) + message.usage.cost.total;
   }
 
-  private markDelivered(messageId: string): void {
+  /** The mark a queued message of `kind` wears (the gateway's ack), or undefined for a prompt. */
+  private queueMark(kind: string): string | undefined {
     const { reactions } = this.deps.config;
-    void this.remark(messageId, [reactions.steer, reactions.followUp], reactions.delivered);
+    if (kind === "steer") return reactions.steer;
+    if (kind === "followUp") return reactions.followUp;
+    return undefined;
   }
 
-  private markNotProcessed(messageIds: string[]): void {
-    const { reactions } = this.deps.config;
-    for (const id of messageIds)
-      void this.remark(id, [reactions.steer, reactions.followUp], reactions.notProcessed);
+  private markDelivered(messageId: string, kind: DrainKind): void {
+    void this.remark(messageId, this.queueMark(kind), this.deps.config.reactions.delivered);
   }
 
-  private async remark(messageId: string, remove: string[], add: string): Promise<void> {
+  private markNotProcessed(messages: { id: string; disposition: string }[]): void {
+    for (const { id, disposition } of messages) {
+      void this.remark(id, this.queueMark(disposition), this.deps.config.reactions.notProcessed);
+    }
+  }
+
+  /**
+   * Replaces a message's queue mark: the new mark first (the visible state is never empty, and adding is
+   * not held behind the platforms' tighter budget for removals — Slack allows 20 `reactions.remove` a
+   * minute), then only the mark the message wears, not every mark it could wear.
+   */
+  private async remark(messageId: string, remove: string | undefined, add: string): Promise<void> {
     try {
-      await Promise.all(remove.map((emoji) => this.outbound.unreact(this.thread, messageId, emoji)));
       await this.outbound.react(this.thread, messageId, add);
+      if (remove) await this.outbound.unreact(this.thread, messageId, remove);
     } catch (err) {
       this.log.warn({ ...this.fields, err, messageId }, "could not update message marks");
     }

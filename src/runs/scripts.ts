@@ -344,9 +344,9 @@ return {'ok'}
 });
 
 /**
- * release → {'lost'} | {'pending'} | {'released', id…}. natural: releases only when nothing is queued (else
- * the run goes on). stopped: everything still queued enters the transcript marked not processed (ids
- * returned) and the thread is released.
+ * release → {'lost'} | {'pending'} | {'released', id1, disposition1, …}. natural: releases only when nothing
+ * is queued (else the run goes on). stopped: everything still queued enters the transcript marked not
+ * processed (ids and dispositions returned, for the marks) and the thread is released.
  */
 export const RELEASE = defineScript({
   name: "tlRelease",
@@ -362,6 +362,7 @@ else
     redis.call('RPUSH', K.transcript, redis.call('HGET', K.body, id))
     redis.call('HSET', K.state, id, 'notprocessed')
     out[#out + 1] = id
+    out[#out + 1] = redis.call('HGET', K.disposition, id) or ''
   end
   redis.call('DEL', K.inbox)
 end

@@ -225,9 +225,17 @@ export class ThreadScripts {
   async release(
     threadId: string,
     input: Input<typeof lua.RELEASE>,
-  ): Promise<Lost | { kind: "pending" } | { kind: "released"; notProcessed: string[] }> {
-    const [kind, ...ids] = tag(await this.call(lua.RELEASE, threadId, input));
-    if (kind === "released") return { kind, notProcessed: ids.map(String) };
+  ): Promise<
+    Lost | { kind: "pending" } | { kind: "released"; notProcessed: { id: string; disposition: string }[] }
+  > {
+    const [kind, ...flat] = tag(await this.call(lua.RELEASE, threadId, input));
+    if (kind === "released") {
+      const notProcessed: { id: string; disposition: string }[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        notProcessed.push({ id: String(flat[i]), disposition: String(flat[i + 1]) });
+      }
+      return { kind, notProcessed };
+    }
     if (kind === "pending") return { kind };
     return { kind: "lost" };
   }

@@ -401,3 +401,38 @@ describe("item 17: a lease that lapses with nobody taking over", () => {
     expect(JSON.stringify(h.model.requests[1]!.messages)).toContain("Alice: and then this");
   });
 });
+
+describe("item 17: queue marks within the platforms' reaction budgets", () => {
+  const marksOf = (messageId: string) =>
+    h.chat.ops
+      .filter((op) => op.messageId === messageId && (op.op === "react" || op.op === "unreact"))
+      .map((op) => `${op.op} ${op.emoji}`);
+
+  it("a delivered or not-processed message gets its new mark first and loses only the mark it wore", async () => {
+    const slow = gatedTool("slow");
+    h = await new RunsHarness({
+      tools: [slow.tool],
+      script: [
+        { toolCalls: [{ id: "s1", name: "slow", arguments: {} }] },
+        { toolCalls: [{ id: "s2", name: "slow", arguments: {} }] },
+        { text: "never" },
+      ],
+    }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "work");
+    await slow.nextStart();
+    const steer = h.message(thread, "steer this");
+    const later = h.message(thread, "later");
+    await h.intake.submit(steer);
+    await h.intake.submit(later);
+    await h.intake.setDisposition(thread, later.id, "followUp");
+    slow.release(); // the steer is delivered with the first tool's result
+    await slow.nextStart();
+    expect(await h.intake.stop(thread, alice)).toMatchObject({ kind: "stopping" });
+    await h.runFinished(runId);
+    const { reactions } = h.config;
+    await h.chat.waitFor(() => marksOf(later.id).length === 2);
+    expect(marksOf(steer.id)).toEqual([`react ${reactions.delivered}`, `unreact ${reactions.steer}`]);
+    expect(marksOf(later.id)).toEqual([`react ${reactions.notProcessed}`, `unreact ${reactions.followUp}`]);
+  });
+});
