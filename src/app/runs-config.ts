@@ -11,6 +11,9 @@ export function runsConfigFromEnv(env: Env, config: ThreadlineConfig = {}): Runs
     approvers: [...new Set([...env.THREADLINE_APPROVERS, ...(config.approvers ?? [])])],
     approvalTimeoutMs: config.approvalTimeoutMs ?? env.THREADLINE_APPROVAL_TIMEOUT_MS,
     reactions: { ...runsConfig().reactions, ...env.THREADLINE_REACTIONS, ...config.reactions },
+    toolResultMaxChars: config.toolResultMaxChars ?? env.TOOL_RESULT_MAX_CHARS,
+    replyMaxMessages: config.replyMaxMessages ?? env.REPLY_MAX_MESSAGES,
+    replyMaxChars: config.replyMaxChars ?? env.REPLY_MAX_CHARS,
   };
   if (config.defaultDisposition) overrides.defaultDisposition = config.defaultDisposition;
   if (config.steeringMode) overrides.steeringMode = config.steeringMode;

@@ -87,6 +87,15 @@ export interface ThreadlineConfig {
   budgets?: { maxTurns?: number; maxWallMs?: number; maxTokens?: number };
   /** Show the run footer (turns, tool calls, tokens, cost). Default true. */
   footer?: boolean;
+  /**
+   * Characters of text one tool result may carry into the transcript; a longer one keeps its start and
+   * end, and the model is told what was cut. Default `TOOL_RESULT_MAX_CHARS` or 32 000 (at least 1 000).
+   */
+  toolResultMaxChars?: number;
+  /** Chat messages the bot posts for one run before it cuts the answer off. Default `REPLY_MAX_MESSAGES` or 20. */
+  replyMaxMessages?: number;
+  /** Characters of answer text the bot posts for one run before it cuts it off. Default `REPLY_MAX_CHARS` or 40 000. */
+  replyMaxChars?: number;
   /** Root of the per-thread workspace directories. Default `THREADLINE_WORKSPACE_DIR` or `.threadline/workspaces`. */
   workspaceDir?: string;
   context?: ContextSettings;

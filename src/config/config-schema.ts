@@ -193,6 +193,11 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   footer: bool().optional(),
+  toolResultMaxChars: wholeNumber("32000")
+    .min(1_000, { error: "must be at least 1000, for example 32000" })
+    .optional(),
+  replyMaxMessages: wholeNumber("20").min(2, { error: "must be at least 2, for example 20" }).optional(),
+  replyMaxChars: wholeNumber("40000").optional(),
   workspaceDir: text('"/var/lib/threadline/workspaces"').optional(),
   context: z.strictObject({ summarize: bool().optional() }).optional(),
 });

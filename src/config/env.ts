@@ -209,6 +209,16 @@ export const envSchema = z.object({
    * approval (up to the approval timeout), so this is high: waiting runs cost ~70 KiB each, not CPU.
    */
   WORKER_CONCURRENCY: positiveInt(200, "200"),
+  /** Characters of text one tool result may carry into the transcript; the middle of a longer one is cut. */
+  TOOL_RESULT_MAX_CHARS: positiveInt(32_000, "32000").refine((n) => n >= 1_000, {
+    message: "must be at least 1000, for example 32000",
+  }),
+  /** Chat messages the bot posts for one run before it cuts the answer off (the notice included). */
+  REPLY_MAX_MESSAGES: positiveInt(20, "20").refine((n) => n >= 2, {
+    message: "must be at least 2, for example 20",
+  }),
+  /** Characters of answer text the bot posts for one run before it cuts the answer off. */
+  REPLY_MAX_CHARS: positiveInt(40_000, "40000"),
   /** Interface of the ops server; unset = every interface (container health checks and scrapers reach it). */
   OPS_HOST: z.string().trim().min(1).optional(),
   /** Port of /healthz and /metrics (0 turns the ops server off). */

@@ -1,5 +1,11 @@
 import type { QueueMode } from "../agent/index.js";
-import { DEFAULT_REACTIONS, type ReactionNames } from "../chat/index.js";
+import {
+  DEFAULT_REACTIONS,
+  DEFAULT_REPLY_MAX_CHARS,
+  DEFAULT_REPLY_MAX_MESSAGES,
+  type ReactionNames,
+} from "../chat/index.js";
+import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "./tool-result-limit.js";
 
 /** Where a reply to an active run goes by default. */
 export type Disposition = "steer" | "followUp";
@@ -51,6 +57,15 @@ export interface RunsConfig {
   startSweepGraceMs: number;
   /** Longest wait for the final chat update of a run before its job returns; default 15 s. */
   finishTimeoutMs: number;
+  /**
+   * Characters of text one tool result may carry into the transcript (head and tail kept, the model told
+   * what was cut); default 32 000. Applies to every tool (built-in, config module, MCP).
+   */
+  toolResultMaxChars: number;
+  /** Chat messages the bot posts for one run, the cut-off notice included; default 20. */
+  replyMaxMessages: number;
+  /** Characters of answer text the bot posts for one run before it cuts the answer off; default 40 000. */
+  replyMaxChars: number;
 }
 
 /** Default stop words: a reply that is one of these (any case, punctuation ignored) stops the run. */
@@ -81,6 +96,9 @@ export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   startSweepIntervalMs: 5_000,
   startSweepGraceMs: 10_000,
   finishTimeoutMs: 15_000,
+  toolResultMaxChars: DEFAULT_TOOL_RESULT_MAX_CHARS,
+  replyMaxMessages: DEFAULT_REPLY_MAX_MESSAGES,
+  replyMaxChars: DEFAULT_REPLY_MAX_CHARS,
 };
 
 /** Fills defaults (nested budgets included). */
