@@ -14,11 +14,11 @@ const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 /**
  * Longest piece of text the tokenizer is ever handed. BPE merges within one pre-token (a run of letters
  * without spaces, say) cost time quadratic in its length: 64 KiB of one character took seconds. Slices this
- * short keep every call well under a millisecond; a slice ends before a whitespace character where one is
- * near (the tokenizer splits there anyway, so the count stays exact) and mid-word only in text without
- * spaces (about one extra token per slice).
+ * short keep every call well under a millisecond; a slice ends where the tokenizer splits anyway where it
+ * can (before whitespace or a symbol, so the count stays exact), and mid-word only in text without either
+ * (about one extra token per slice).
  */
-export const MAX_TOKENIZER_SLICE_CHARS = 256;
+export const MAX_TOKENIZER_SLICE_CHARS = 128;
 /**
  * Most characters tokenized for one text or one message. Longer ones are estimated from evenly spaced
  * samples of this many characters in total (tokens per character of the samples × the length), so the work
@@ -34,6 +34,28 @@ export type SliceTokenizer = (slice: string) => number;
 const o200k: SliceTokenizer = (slice) => countTokens(slice, NO_SPECIAL_TOKENS);
 
 const isSpace = (code: number) => code === 32 || code === 10 || code === 9 || code === 13;
+/** ASCII letters and digits: a symbol after one of them starts a new piece for the tokenizer. */
+const isAlnum = (code: number) =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+const isSymbol = (code: number) => code > 32 && code < 127 && !isAlnum(code);
+
+/**
+ * Where to end a slice of `text` that starts at `start` and may not pass `end`: before a whitespace that
+ * follows a non-space, else before an ASCII symbol that follows a letter or digit (the tokenizer's
+ * pre-split breaks there too, so the count stays exact), within the slice's second half; else at `end`,
+ * never inside a surrogate pair.
+ */
+function sliceEnd(text: string, start: number, end: number): number {
+  const floor = start + MAX_TOKENIZER_SLICE_CHARS / 2;
+  for (let cut = end; cut > floor; cut--) {
+    if (isSpace(text.charCodeAt(cut)) && !isSpace(text.charCodeAt(cut - 1))) return cut;
+  }
+  for (let cut = end; cut > floor; cut--) {
+    if (isSymbol(text.charCodeAt(cut)) && isAlnum(text.charCodeAt(cut - 1))) return cut;
+  }
+  const code = text.charCodeAt(end - 1);
+  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
+}
 
 /** Feeds `text[from, to)` to `tokenize` in slices of at most {@link MAX_TOKENIZER_SLICE_CHARS}; sums the counts. */
 function countRange(text: string, from: number, to: number, tokenize: SliceTokenizer): number {
@@ -41,18 +63,7 @@ function countRange(text: string, from: number, to: number, tokenize: SliceToken
   let start = from;
   while (start < to) {
     let end = Math.min(to, start + MAX_TOKENIZER_SLICE_CHARS);
-    if (end < to) {
-      // Prefer to cut just before a whitespace that follows a non-space (where the tokenizer splits too).
-      let cut = end;
-      const floor = start + MAX_TOKENIZER_SLICE_CHARS / 2;
-      while (cut > floor && !(isSpace(text.charCodeAt(cut)) && !isSpace(text.charCodeAt(cut - 1)))) cut--;
-      if (cut > floor) end = cut;
-      else {
-        // Never split a surrogate pair.
-        const code = text.charCodeAt(end - 1);
-        if (code >= 0xd800 && code <= 0xdbff) end--;
-      }
-    }
+    if (end < to) end = sliceEnd(text, start, end);
     tokens += tokenize(text.slice(start, end));
     start = end;
   }
