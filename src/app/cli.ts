@@ -2,8 +2,14 @@
 import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
 import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
-import { RedisNotInstalledError, startEmbeddedRedis } from "./embedded-redis.js";
+import {
+  DataFolderInUseError,
+  type EmbeddedRedis,
+  RedisNotInstalledError,
+  startEmbeddedRedis,
+} from "./embedded-redis.js";
 import { startGatewayProcess } from "./gateway.js";
+import { type Closable, Lifecycle } from "./lifecycle.js";
 import { createLogger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { serveOps } from "./ops-server.js";
@@ -31,61 +37,64 @@ async function loadSettings(): Promise<LoadedConfig> {
   }
 }
 
-type Closable = { close(): Promise<void> };
+/** The part of a worker's shutdown time its running runs get to finish; the rest is for aborting them. */
+function graceFor(leftMs: number): number {
+  return Math.max(0, leftMs - Math.min(5000, leftMs / 4));
+}
 
-/** Closes everything once on SIGTERM/SIGINT. */
-function closeOnSignals(parts: Closable[], log: ReturnType<typeof createLogger>): void {
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, "shutting down");
-    for (const part of parts) {
-      try {
-        await part.close();
-      } catch (err) {
-        log.error({ err }, "error while shutting down");
-      }
-    }
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
+/** Stderr and exit 2 for start-up problems the operator fixes (no Redis to run, a folder in use). */
+function exitOnSetupError(err: unknown): never {
+  if (err instanceof RedisNotInstalledError || err instanceof DataFolderInUseError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
 }
 
 async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: number): Promise<void> {
   const { env, config: settings, configPath } = await loadSettings();
   const log = createLogger(env.LOG_LEVEL, { pid: process.pid });
+  // Before anything starts: a signal while starting must not leave a private redis-server behind.
+  const lifecycle = new Lifecycle({ log, deadlineMs: env.SHUTDOWN_TIMEOUT_MS });
+  lifecycle.listen();
   if (configPath) log.info({ configPath }, "config module loaded");
-  const parts: Closable[] = [];
-  let embeddedRedis: Closable | undefined;
+  let embedded: EmbeddedRedis | undefined;
   if (!env.REDIS_URL && roles.gateway && roles.worker) {
     // All-in-one without REDIS_URL: a private redis-server with persistence in ./.threadline/redis.
-    try {
-      const embedded = await startEmbeddedRedis();
-      env.REDIS_URL = embedded.url;
-      log.info({ url: embedded.url, dir: embedded.dir }, "no REDIS_URL set: started a private redis-server");
-      embeddedRedis = { close: () => embedded.stop() };
-    } catch (err) {
-      if (!(err instanceof RedisNotInstalledError)) throw err;
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
+    embedded = await startEmbeddedRedis().catch(exitOnSetupError);
+    const own = embedded;
+    lifecycle.atExit(() => own.stopNow());
+    env.REDIS_URL = own.url;
+    log.info(
+      { url: own.url, dir: own.dir, pid: own.pid },
+      own.reused
+        ? "no REDIS_URL set: reusing the private redis-server an earlier start left running"
+        : "no REDIS_URL set: started a private redis-server",
+    );
   }
+  const started: Closable[] = [];
+  let connection: Closable;
   try {
-    await startParts(roles, { env, settings, log, parts, concurrency });
+    connection = await startParts(roles, { env, settings, log, parts: started, concurrency });
   } catch (err) {
     // Nothing started so far may outlive the failure: the private redis-server above all.
-    for (const part of parts.reverse()) await part.close().catch(() => {});
-    await embeddedRedis?.close().catch(() => {});
+    for (const part of started.reverse()) await part.close(0).catch(() => {});
+    await embedded?.stop();
     throw err;
   }
-  // The private redis-server closes last, after the workers and the gateway that use it.
-  if (embeddedRedis) parts.push(embeddedRedis);
-  closeOnSignals(parts, log);
+  // The gateway stops taking events first, then the worker lets its runs finish, then the ops server,
+  // the shared connection and, last, the private redis-server they all use.
+  for (const part of started.reverse()) lifecycle.add(part);
+  lifecycle.add(connection);
+  const own = embedded;
+  if (own) lifecycle.add({ close: () => own.stop() });
+  lifecycle.started();
 }
 
-/** Starts the ops server, the worker and the gateway of `roles`, pushing each onto `parts` as it starts. */
+/**
+ * Starts the ops server, the worker and the gateway of `roles`, pushing each onto `parts` as it starts;
+ * returns the shared Redis connection, to close after them.
+ */
 async function startParts(
   roles: { gateway: boolean; worker: boolean },
   ctx: {
@@ -95,11 +104,9 @@ async function startParts(
     parts: Closable[];
     concurrency: number | undefined;
   },
-): Promise<void> {
+): Promise<Closable> {
   const { env, settings, log, parts, concurrency } = ctx;
   const redis = commandConnection(env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  // Closed after the worker and the gateway that use it (parts close in order).
-  const closeRedis: Closable = { close: async () => void redis.disconnect() };
   try {
     const config = runsConfigFromEnv(env, settings);
     const metrics = new Metrics();
@@ -139,7 +146,7 @@ async function startParts(
       if (concurrency !== undefined) options.concurrency = concurrency;
       const worker = await startWorkerProcess(options);
       metrics.sampleRuns(worker);
-      parts.push(worker);
+      parts.push({ close: (leftMs) => worker.close({ graceMs: graceFor(leftMs) }) });
     }
     if (roles.gateway) {
       const platforms = await createPlatforms({ env, redis, log, role: "gateway", config });
@@ -151,7 +158,7 @@ async function startParts(
     redis.disconnect();
     throw err;
   }
-  parts.push(closeRedis);
+  return { close: async () => void redis.disconnect() };
 }
 
 const program = new Command()

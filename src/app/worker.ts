@@ -36,8 +36,11 @@ export interface WorkerProcessOptions {
  * {@link RunsSampler} of its process's run gauges (`Metrics.sampleRuns`).
  */
 export interface WorkerProcess extends RunsSampler {
-  /** Stops taking jobs and waits for the running ones (BullMQ's close), then closes connections. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and lets the running ones finish for up to `graceMs` (default 30 s); runs still going
+   * then are aborted, their jobs left for another worker to resume. Then closes connections.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
@@ -74,8 +77,8 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   return {
     activeThreadIds: () => handle.activeThreadIds(),
     inboxDepth: (threadIds) => store.inboxDepth(threadIds),
-    async close() {
-      await handle.close();
+    async close(closeOptions = {}) {
+      await handle.close(closeOptions.graceMs === undefined ? {} : { graceMs: closeOptions.graceMs });
       await mcp?.close();
       redis.disconnect();
       bull.disconnect();

@@ -234,6 +234,11 @@ export const envSchema = z.object({
   DASHBOARD_PASSWORD: optionalText,
   /** The dashboard only shows (default): retrying or removing run jobs by hand can break run invariants. */
   DASHBOARD_READ_ONLY: flag(true),
+  /**
+   * Deadline of a shutdown (SIGTERM/SIGINT), in ms: running runs get most of it to finish, then they are
+   * aborted (another worker resumes them); a process still not done at the deadline exits anyway.
+   */
+  SHUTDOWN_TIMEOUT_MS: positiveInt(20_000, "20000"),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"], {
       message: "must be one of trace, debug, info, warn, error, fatal, silent, for example info",
