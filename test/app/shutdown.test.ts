@@ -63,6 +63,30 @@ describe("stopping threadline", () => {
     expect(await processesIn(join(dir, ".threadline"))).toEqual([]);
   }, 90_000);
 
+  it("after a crash (SIGKILL), the next start reuses the private redis-server it left: one per folder", async () => {
+    const crashed = await startWithRun(3000);
+    const [leftover] = await processesIn(join(dir, ".threadline"));
+    crashed.signal("SIGKILL");
+    await crashed.exited;
+    expect(await processesIn(join(dir, ".threadline"))).toEqual([leftover]);
+
+    const next = CliChild.spawn("start", dir, {
+      OPENAI_BASE_URL: model.baseURL,
+      OPENAI_API_KEY: "sk-test",
+      PLAYGROUND_PORT: String(await freePort()),
+      OPS_PORT: "0",
+      SHUTDOWN_TIMEOUT_MS: "3000",
+      LOG_LEVEL: "info",
+    });
+    children.push(next);
+    await next.waitForLine("gateway receiving events");
+    expect(next.lines.some((line) => line.includes("reusing the private redis-server"))).toBe(true);
+    expect(await processesIn(join(dir, ".threadline"))).toEqual([leftover]);
+    next.ctrlC();
+    expect(await next.exitWithin(3000 + SLACK_MS)).toEqual({ code: 0, signal: null });
+    expect(await processesIn(join(dir, ".threadline"))).toEqual([]);
+  }, 90_000);
+
   it("a second Ctrl-C exits at once, long before the deadline, and still stops the private redis-server", async () => {
     const cli = await startWithRun(300_000);
     cli.ctrlC();
