@@ -10,6 +10,7 @@ export interface DoctorCheck {
   ok: boolean;
   /** What was found, in words. */
   detail: string;
+import { redisServerVersion } from "./embedded-redis.js";
   /** What to do about it (failed checks). */
   fix?: string;
   /** Checks that do not apply (e.g. no Discord token) are skipped, not failed. */
@@ -25,12 +26,21 @@ function message(err: unknown): string {
 async function checkRedis(env: Env): Promise<DoctorCheck> {
   const url = env.REDIS_URL;
   if (!url) {
-    return {
-      name: "Redis",
-      ok: true,
-      detail:
-        "REDIS_URL is not set: `threadline start` runs a private redis-server (gateway/worker need REDIS_URL)",
-    };
+    // What `start` will need: a redis-server binary to run privately.
+    const version = await redisServerVersion();
+    return version
+      ? {
+          name: "Redis",
+          ok: true,
+          detail: `REDIS_URL is not set: \`npm start\` runs a private redis-server (${version}); separate gateway and worker processes need REDIS_URL`,
+        }
+      : {
+          name: "Redis",
+          ok: false,
+          detail:
+            "REDIS_URL is not set and no redis-server is installed, so `npm start` cannot run a private one",
+          fix: "Install Redis (Debian/Ubuntu: sudo apt-get install redis-server · macOS: brew install redis), or set REDIS_URL=redis://<host>:6379.",
+        };
   }
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   redis.on("error", () => {});

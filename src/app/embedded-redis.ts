@@ -33,6 +33,29 @@ export class RedisNotInstalledError extends Error {
   }
 }
 
+/**
+ * The first line of `redis-server --version` (the binary `startEmbeddedRedis` would run), or undefined when
+ * none is on PATH or it does not answer within 5 s. Never throws.
+ */
+export async function redisServerVersion(): Promise<string | undefined> {
+  return new Promise((done) => {
+    const child = spawn("redis-server", ["--version"], { stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    child.stdout.on("data", (data: Buffer) => {
+      out += data.toString("utf8");
+    });
+    child.once("error", () => {
+      clearTimeout(timer);
+      done(undefined);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      done(code === 0 ? out.split("\n")[0]?.trim() || "redis-server" : undefined);
+    });
+  });
+}
+
 /** Thrown when another live `threadline start` holds the data folder; `message` says what to do. */
 export class DataFolderInUseError extends Error {
   constructor(dir: string, owner: number) {

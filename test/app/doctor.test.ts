@@ -104,3 +104,27 @@ describe("threadline doctor: the model settings in use", () => {
     }
   });
 });
+
+describe("threadline doctor: what `start` needs without REDIS_URL", () => {
+  const redisCheck = async () => (await runDoctor(parseEnv({}))).find((check) => check.name === "Redis");
+
+  it("fails, saying how to fix it, when no redis-server is installed to run privately", async () => {
+    const path = process.env.PATH;
+    process.env.PATH = "/nonexistent";
+    try {
+      const check = await redisCheck();
+      expect(check?.ok).toBe(false);
+      expect(check?.detail).toContain("no redis-server is installed");
+      expect(check?.fix).toContain("apt-get install redis-server");
+      expect(check?.fix).toContain("REDIS_URL=");
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
+  it("passes, naming the redis-server it will run, when one is installed", async () => {
+    const check = await redisCheck();
+    expect(check?.ok).toBe(true);
+    expect(check?.detail).toMatch(/runs a private redis-server \(Redis server v=\d/);
+  });
+});
