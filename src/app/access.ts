@@ -1,4 +1,4 @@
-import type { ChatInbound, ThreadRef } from "../chat/index.js";
+import type { ChatInbound, ChatUser, ThreadRef } from "../chat/index.js";
 import type { ThreadlineConfig } from "../config/index.js";
 
 /**
@@ -12,6 +12,7 @@ export function restrictInbound(inbound: ChatInbound, allow: ThreadlineConfig["a
   if (!users && !channels) return inbound;
   const allowed = (thread: ThreadRef, userId: string) =>
     (!users || users.has(userId)) && (!channels || channels.has(thread.channel));
+  const stop = inbound.stop?.bind(inbound);
   return {
     message: (message) =>
       allowed(message.thread, message.author.id) ? inbound.message(message) : Promise.resolve(),
@@ -20,5 +21,12 @@ export function restrictInbound(inbound: ChatInbound, allow: ThreadlineConfig["a
     messageDeleted: (thread, messageId) => inbound.messageDeleted(thread, messageId),
     reaction: (event) => (allowed(event.thread, event.user.id) ? inbound.reaction(event) : Promise.resolve()),
     button: (click) => inbound.button(click),
+    // A platform's stop control is a stop request: the same rule as a 🛑 reaction.
+    ...(stop
+      ? {
+          stop: (thread: ThreadRef, user: ChatUser) =>
+            allowed(thread, user.id) ? stop(thread, user) : Promise.resolve(),
+        }
+      : {}),
   };
 }

@@ -1,6 +1,7 @@
 import type {
   ButtonClick,
   ChatOutbound,
+  ChatUser,
   IncomingMessage,
   Platform,
   ReactionEvent,
@@ -30,6 +31,13 @@ export interface ChatInbound {
   reaction(event: ReactionEvent): Promise<void>;
   /** An approval button was clicked. */
   button(click: ButtonClick): Promise<ButtonReply>;
+  /**
+   * A platform's own stop control was used by `user` (Slack's native Stop button on a working agent
+   * session): handled exactly like a 🛑 from `user` — the run stops if they are its requester or an
+   * approver, anyone else is told privately and nothing changes; an idle thread changes nothing. Optional
+   * so platforms without such a control (and test doubles) need not implement it; the gateway does.
+   */
+  stop?(thread: ThreadRef, user: ChatUser): Promise<void>;
 }
 
 /**

@@ -3,6 +3,7 @@ import type {
   ButtonReply,
   ChatInbound,
   ChatOutbound,
+  ChatUser,
   IncomingMessage,
   ReactionEvent,
   ThreadRef,
@@ -57,6 +58,14 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     await outbound.react(thread, messageId, emoji);
     const state = await intake.messageState(thread, messageId);
     if (state !== "queued") await outbound.unreact(thread, messageId, emoji);
+  };
+
+  /** 🛑 and a platform's stop control alike: stop if allowed, else a private notice. */
+  const stop = async (thread: ThreadRef, user: ChatUser, fields: Record<string, unknown>) => {
+    const stopped = await intake.stop(thread, user);
+    if (stopped.kind === "refused") {
+      await safely("notify", fields, () => outbound.notify(thread, user.id, stopped.reason));
+    }
   };
 
   return {
@@ -125,10 +134,7 @@ export function createGateway(options: GatewayOptions): ChatInbound {
       if (!event.added || event.user.isBot) return;
       const { thread, messageId, user, emoji } = event;
       if (emoji === marks.stop) {
-        const stopped = await intake.stop(thread, user);
-        if (stopped.kind === "refused") {
-          await safely("notify", { messageId }, () => outbound.notify(thread, user.id, stopped.reason));
-        }
+        await stop(thread, user, { messageId });
         return;
       }
       if (emoji !== marks.steer && emoji !== marks.followUp) return;
@@ -141,6 +147,11 @@ export function createGateway(options: GatewayOptions): ChatInbound {
         await outbound.unreact(thread, messageId, old);
         await ackQueued(thread, messageId, emoji);
       });
+    },
+
+    async stop(thread: ThreadRef, user: ChatUser) {
+      if (user.isBot) return;
+      await stop(thread, user, { thread: thread.thread, via: "platform stop" });
     },
 
     async button(click: ButtonClick): Promise<ButtonReply> {

@@ -33,7 +33,7 @@ import {
   type SlackAccess,
   type SlackLogger,
 } from "./options.js";
-import type { RecipientStore } from "./recipients.js";
+import { type RecipientStore, sessionTitle } from "./recipients.js";
 
 /** How the gateway connects to Slack: Socket Mode (app token) or the HTTP Events API (signing secret). */
 export type SlackConnection =
@@ -65,6 +65,13 @@ type ReactionPayload = {
   user?: string;
   reaction?: string;
   item?: { type?: string; channel?: string; ts?: string };
+};
+/** `agent_session_stopped` (https://docs.slack.dev/reference/events/agent_session_stopped); team on the envelope. */
+type SessionStoppedPayload = {
+  channel?: string;
+  thread_ts?: string;
+  user?: string;
+  streaming_message_ts?: string[];
 };
 type ActionBody = {
   user?: { id?: string; team_id?: string };
@@ -152,6 +159,9 @@ export class SlackInbound {
     );
     app.event("reaction_removed", ({ event, body }) =>
       handle("reaction", body, () => this.onReaction(inbound, event, body, false)),
+    );
+    app.event("agent_session_stopped", ({ event, body }) =>
+      handle("agent_session_stopped", body, () => this.onSessionStopped(inbound, event, body)),
     );
     app.action(/^threadline:/, async ({ ack, body, action }) => {
       await ack();
@@ -287,10 +297,33 @@ export class SlackInbound {
   }
 
   private async rememberRecipient(thread: ThreadRef, message: IncomingMessage): Promise<void> {
-    if (!message.mentionsBot || !this.options.recipients) return;
-    await this.options.recipients
-      .set(thread, message.author.id)
-      .catch((err: unknown) => this.log.warn({ err }, "slack: could not record the stream recipient"));
+    const recipients = this.options.recipients;
+    if (!message.mentionsBot || !recipients) return;
+    const title = sessionTitle(message.text, `Request from ${message.author.name}`);
+    await Promise.all([recipients.set(thread, message.author.id), recipients.setTitle(thread, title)]).catch(
+      (err: unknown) => this.log.warn({ err }, "slack: could not record the stream recipient"),
+    );
+  }
+
+  private onSessionStopped(inbound: ChatInbound, raw: unknown, body: Body): Promise<void> {
+    const work = () => this.sessionStopped(inbound, raw as SessionStoppedPayload, body.team_id ?? "");
+    return body.event_id ? this.once(this.seenEvents, body.event_id, work) : work();
+  }
+
+  /**
+   * Slack's native Stop button: the same stop request as 🛑 from that user (the gateway applies the same
+   * permission rule). Slack has already stopped the streams it lists; the worker continues a refused
+   * run's reply in new messages and moves the session away from `processing` when the run ends.
+   */
+  private async sessionStopped(inbound: ChatInbound, event: SessionStoppedPayload, team: string) {
+    const { channel, thread_ts: threadTs, user } = event;
+    if (!channel || !threadTs || !user || !inbound.stop) return;
+    const { access } = this.options;
+    if (!placeAllowed(team, channel, isDirectChannel(channel), access) || !allowed(access.users, user))
+      return;
+    const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: threadTs };
+    const stop = inbound.stop.bind(inbound);
+    await this.serial.run(thread, async () => stop(thread, await this.names.user(team, user)));
   }
 
   private onReaction(inbound: ChatInbound, raw: unknown, body: Body, added: boolean): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ApprovalCard, ChatOutbound, OutboundLimits, PostedMessage, ThreadRef } from "../chat/index.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
+import { NativeReply, type SessionStatus, SLACK_STREAM_LIMITS, type StreamLimits } from "./native-stream.js";
 import { SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
 import type { RecipientStore } from "./recipients.js";
 import { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
@@ -35,25 +36,38 @@ export interface SlackOutboundOptions {
   /** Recipients of streamed replies (required by Slack outside DMs); without it, no streaming in channels. */
   recipients?: RecipientStore;
   log?: SlackLogger;
+  /** Native stream limits. Default {@link SLACK_STREAM_LIMITS} (tests shrink them). */
+  streamLimits?: Partial<StreamLimits>;
+  /** The clock of stream lifetimes. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * How often a status still shown is sent again: Slack removes it after two minutes without a message
+   * ("A two minute timeout applies", https://docs.slack.dev/reference/methods/assistant.threads.setStatus).
+   * Default 90 s.
+   */
+  statusRefreshMs?: number;
 }
 
-interface StreamSession {
-  thread: ThreadRef;
-  /** The Markdown streamed so far. */
-  markdown: string;
-}
+/** Statuses are refreshed for at most this long without a change (a run that never cleared its status). */
+const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
 
 /**
- * The worker's Slack client ({@link ChatOutbound}): posts, edits, reactions, statuses, approval cards and
- * private notices through the Web API, every call within the shared method budgets.
+ * The worker's Slack client ({@link ChatOutbound}): posts, edits, reactions, statuses, agent sessions,
+ * approval cards and private notices through the Web API, every call within the shared method budgets.
  *
  * Replies stream natively where the workspace supports it: `post` starts a stream, an `edit` that only
- * appends text appends to it, and the stream is stopped when the text changes otherwise (then the
- * message is edited with `chat.update` from there on), when another message is posted in the thread,
- * or when the status is cleared at the end of the run. Support is detected once per workspace (and
- * process): `unknown_method` / `not_allowed` and similar answers switch the workspace to post + edit.
- * The "is thinking…" status uses `assistant.threads.setStatus` and is skipped where it is unavailable or
- * its budget is used up. `react` / `unreact` are idempotent.
+ * appends text appends to it ({@link NativeReply}: continued in new messages before a stream's cap or
+ * lifetime is reached, and when Slack refuses more, so no text is lost), and the stream is stopped when
+ * the text changes otherwise (then the first message is updated with `chat.update` and its continuations
+ * are deleted), when another message is posted in the thread, or when the run ends (`setStatus(null)`).
+ * Support is detected once per workspace (and process): `unknown_method` / `not_allowed` and similar
+ * answers switch the workspace to post + edit.
+ *
+ * The thread's agent session (`agents.sessions.setStatus`) follows the run: `processing` (titled from the
+ * request, see {@link RecipientStore.setTitle}) from the first status, `suspended` while an approval card
+ * waits, `processing` again once it is decided, `active` when the run ends. The "is thinking…" status uses
+ * `assistant.threads.setStatus`, is sent again every `statusRefreshMs` while shown, and is skipped where
+ * it is unavailable or its budget is used up. `react` / `unreact` are idempotent.
  */
 export class SlackOutbound implements ChatOutbound {
   readonly limits = SLACK_LIMITS;
@@ -61,9 +75,18 @@ export class SlackOutbound implements ChatOutbound {
   private readonly log: SlackLogger;
   private readonly streamingEnabled: boolean;
   private readonly recipients: RecipientStore | undefined;
+  private readonly streamLimits: StreamLimits;
+  private readonly now: () => number;
+  private readonly statusRefreshMs: number;
   private readonly noStreaming = new Set<string>();
   private readonly noStatus = new Set<string>();
-  private readonly streams = new Map<string, StreamSession>();
+  private readonly noSessions = new Set<string>();
+  /** Open native replies by their id (first message ts). */
+  private readonly streams = new Map<string, NativeReply>();
+  /** The session status this process last set, by thread. */
+  private readonly sessions = new Map<string, SessionStatus>();
+  /** Timers that keep a shown status alive, by thread. */
+  private readonly refreshers = new Map<string, NodeJS.Timeout>();
   /** Recipients looked up ahead of the first post of a run (keyed by thread), off the critical path. */
   private readonly pendingRecipients = new Map<string, Promise<string | undefined>>();
 
@@ -72,10 +95,13 @@ export class SlackOutbound implements ChatOutbound {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
     this.streamingEnabled = options.streaming ?? true;
     this.recipients = options.recipients;
+    this.streamLimits = { ...SLACK_STREAM_LIMITS, ...options.streamLimits };
+    this.now = options.now ?? Date.now;
+    this.statusRefreshMs = options.statusRefreshMs ?? 90_000;
   }
 
   async post(thread: ThreadRef, text: string): Promise<PostedMessage> {
-    await this.stopStreams(thread);
+    await this.stopStreams(thread, "processing");
     const streamed = await this.startStream(thread, text);
     if (streamed !== undefined) return { id: streamed };
     const result = await this.api.call("chat.postMessage", scope(thread), {
@@ -89,27 +115,28 @@ export class SlackOutbound implements ChatOutbound {
   }
 
   async edit(thread: ThreadRef, messageId: string, text: string): Promise<void> {
-    const session = this.streams.get(messageId);
-    if (session !== undefined) {
+    const reply = this.streams.get(messageId);
+    if (reply !== undefined) {
       const markdown = mrkdwnToStreamMarkdown(text);
-      if (markdown.startsWith(session.markdown)) {
-        const delta = markdown.slice(session.markdown.length);
-        if (delta === "") return;
-        await this.api.call("chat.appendStream", scope(thread), {
-          channel: thread.channel,
-          ts: messageId,
-          markdown_text: delta,
-        });
-        session.markdown = markdown;
+      if (markdown.startsWith(reply.markdown)) {
+        await reply.append(markdown.slice(reply.markdown.length));
         return;
       }
-      await this.stopStream(messageId);
+      // A rewrite (a progress line changed): one message again, updated as a whole.
+      this.streams.delete(messageId);
+      await reply.stop("processing");
+      await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
+      for (const ts of reply.messageTs.slice(1)) await this.deleteMessage(thread, ts);
+      return;
     }
     await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
   }
 
   async delete(thread: ThreadRef, messageId: string): Promise<void> {
-    if (this.streams.has(messageId)) await this.stopStream(messageId);
+    const reply = this.streams.get(messageId);
+    this.streams.delete(messageId);
+    await reply?.stop("processing");
+    for (const ts of reply?.messageTs.slice(1) ?? []) await this.deleteMessage(thread, ts);
     await this.api.call("chat.delete", scope(thread), { channel: thread.channel, ts: messageId });
   }
 
@@ -134,30 +161,27 @@ export class SlackOutbound implements ChatOutbound {
   }
 
   async setStatus(thread: ThreadRef, status: string | null): Promise<void> {
+    const key = threadKey(thread);
+    clearInterval(this.refreshers.get(key));
+    this.refreshers.delete(key);
     // The end of a run clears the status: the moment to close streams that are still open.
     if (status === null) {
-      this.pendingRecipients.delete(threadKey(thread));
-      await this.stopStreams(thread);
+      this.pendingRecipients.delete(key);
+      await this.stopStreams(thread, "active");
+      // Only a session this process moved on (a run it showed) is set back to active.
+      if (this.sessions.has(key)) await this.setSession(thread, "active");
+      this.sessions.delete(key);
     } else {
       // A run starts: look the stream recipient up now, so the first post does not wait for it.
       this.prefetchRecipient(thread);
+      if (this.sessions.get(key) !== "processing") await this.setSession(thread, "processing");
+      this.keepAlive(thread, status);
     }
-    if (this.noStatus.has(thread.workspace)) return;
-    try {
-      await this.api.tryCall("assistant.threads.setStatus", scope(thread), {
-        channel_id: thread.channel,
-        thread_ts: thread.thread,
-        status: status ?? "",
-      });
-    } catch (err) {
-      if (!UNSUPPORTED.has(errorCode(err))) throw err;
-      this.noStatus.add(thread.workspace);
-      this.log.info({ team: thread.workspace, code: errorCode(err) }, "slack: no thread status here");
-    }
+    await this.sendStatus(thread, status ?? "");
   }
 
   async postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage> {
-    await this.stopStreams(thread);
+    await this.stopStreams(thread, "suspended");
     const result = await this.api.call("chat.postMessage", scope(thread), {
       channel: thread.channel,
       thread_ts: thread.thread,
@@ -166,6 +190,7 @@ export class SlackOutbound implements ChatOutbound {
       unfurl_links: false,
       unfurl_media: false,
     });
+    if (card.state.kind === "pending") await this.setSession(thread, "suspended");
     return { id: String(result.ts) };
   }
 
@@ -176,6 +201,10 @@ export class SlackOutbound implements ChatOutbound {
       text: approvalFallbackText(card),
       blocks: approvalBlocks(card),
     });
+    // Decided while the run waits: it works again (a run that already ended stays active).
+    if (card.state.kind !== "pending" && this.sessions.get(threadKey(thread)) === "suspended") {
+      await this.setSession(thread, "processing");
+    }
   }
 
   async notify(thread: ThreadRef, userId: string, text: string): Promise<void> {
@@ -187,26 +216,95 @@ export class SlackOutbound implements ChatOutbound {
     });
   }
 
+  /**
+   * Sets the thread's agent session status (creating it, titled, on the first call). Best effort: a
+   * workspace without agent sessions is remembered and skipped; other failures are logged. Never rejects.
+   */
+  private async setSession(thread: ThreadRef, status: SessionStatus): Promise<void> {
+    if (this.noSessions.has(thread.workspace)) return;
+    const key = threadKey(thread);
+    const args: Record<string, unknown> = {
+      channel_id: thread.channel,
+      thread_ts: thread.thread,
+      status,
+    };
+    if (!this.sessions.has(key)) {
+      const title = await this.recipients?.getTitle(thread).catch(() => undefined);
+      if (title !== undefined) args.title = title;
+    }
+    this.sessions.set(key, status);
+    try {
+      await this.api.call("agents.sessions.setStatus", scope(thread), args);
+    } catch (err) {
+      const code = errorCode(err);
+      if (UNSUPPORTED.has(code)) {
+        this.noSessions.add(thread.workspace);
+        this.log.info({ team: thread.workspace, code }, "slack: no agent sessions here");
+      } else {
+        this.log.warn({ team: thread.workspace, code, status }, "slack: could not set the session status");
+      }
+    }
+  }
+
+  private async sendStatus(thread: ThreadRef, status: string): Promise<void> {
+    if (this.noStatus.has(thread.workspace)) return;
+    try {
+      await this.api.tryCall("assistant.threads.setStatus", scope(thread), {
+        channel_id: thread.channel,
+        thread_ts: thread.thread,
+        status,
+      });
+    } catch (err) {
+      if (!UNSUPPORTED.has(errorCode(err))) throw err;
+      this.noStatus.add(thread.workspace);
+      this.log.info({ team: thread.workspace, code: errorCode(err) }, "slack: no thread status here");
+    }
+  }
+
+  /** Sends `status` again every `statusRefreshMs` so Slack's two-minute expiry never blanks it. */
+  private keepAlive(thread: ThreadRef, status: string): void {
+    const key = threadKey(thread);
+    const until = this.now() + STATUS_REFRESH_MAX_MS;
+    const timer = setInterval(() => {
+      if (this.now() > until) {
+        clearInterval(timer);
+        this.refreshers.delete(key);
+        return;
+      }
+      this.sendStatus(thread, status).catch((err: unknown) =>
+        this.log.warn(
+          { team: thread.workspace, code: errorCode(err) },
+          "slack: could not refresh the status",
+        ),
+      );
+    }, this.statusRefreshMs);
+    timer.unref();
+    this.refreshers.set(key, timer);
+  }
+
   /** Starts a native stream; `undefined` when this workspace or thread cannot stream. */
   private async startStream(thread: ThreadRef, text: string): Promise<string | undefined> {
     if (!this.streamingEnabled || this.noStreaming.has(thread.workspace)) return undefined;
     const direct = thread.channel.startsWith("D");
     const recipient = direct ? undefined : await this.takeRecipient(thread);
     if (!direct && recipient === undefined) return undefined;
-    const markdown = mrkdwnToStreamMarkdown(text);
-    const args: Record<string, unknown> = {
-      channel: thread.channel,
-      thread_ts: thread.thread,
-      markdown_text: markdown,
-    };
-    if (recipient !== undefined)
-      Object.assign(args, { recipient_team_id: thread.workspace, recipient_user_id: recipient });
+    const reply = new NativeReply({
+      api: this.api,
+      thread,
+      recipient,
+      now: this.now,
+      limits: this.streamLimits,
+      log: this.log,
+    });
     try {
-      const result = await this.api.call("chat.startStream", scope(thread), args);
-      const ts = String(result.ts);
-      this.streams.set(ts, { thread, markdown });
-      return ts;
+      // An empty stream still needs its message: the renderer only posts visible text, so this is rare.
+      await reply.append(mrkdwnToStreamMarkdown(text) || " ");
     } catch (err) {
+      if (reply.id !== "") {
+        // The first message exists: the rest is sent again by the next edit.
+        this.streams.set(reply.id, reply);
+        return reply.id;
+      }
       const code = errorCode(err);
       if (UNSUPPORTED.has(code)) {
         this.noStreaming.add(thread.workspace);
@@ -219,6 +317,8 @@ export class SlackOutbound implements ChatOutbound {
       }
       return undefined;
     }
+    this.streams.set(reply.id, reply);
+    return reply.id;
   }
 
   private prefetchRecipient(thread: ThreadRef): void {
@@ -238,24 +338,17 @@ export class SlackOutbound implements ChatOutbound {
     return pending ?? this.recipients?.get(thread).catch(() => undefined) ?? Promise.resolve(undefined);
   }
 
-  private async stopStreams(thread: ThreadRef): Promise<void> {
-    const open = [...this.streams].filter(([, session]) => sameThread(session.thread, thread));
-    await Promise.all(open.map(([ts]) => this.stopStream(ts)));
+  /** Stops the thread's open streams, leaving its session in `status`. Never rejects. */
+  private async stopStreams(thread: ThreadRef, status: SessionStatus): Promise<void> {
+    const open = [...this.streams].filter(([, reply]) => sameThread(reply.options.thread, thread));
+    for (const [id] of open) this.streams.delete(id);
+    await Promise.all(open.map(([, reply]) => reply.stop(status)));
   }
 
-  /** Stops a stream; its text stays as streamed. Never rejects (a stream Slack already ended is fine). */
-  private async stopStream(ts: string): Promise<void> {
-    const session = this.streams.get(ts);
-    if (!session) return;
-    this.streams.delete(ts);
-    try {
-      await this.api.call("chat.stopStream", scope(session.thread), { channel: session.thread.channel, ts });
-    } catch (err) {
-      this.log.warn(
-        { team: session.thread.workspace, code: errorCode(err), ts },
-        "slack: could not stop a stream",
-      );
-    }
+  private async deleteMessage(thread: ThreadRef, ts: string): Promise<void> {
+    await this.ignoring("message_not_found", () =>
+      this.api.call("chat.delete", scope(thread), { channel: thread.channel, ts }),
+    );
   }
 
   private async ignoring(code: string, call: () => Promise<unknown>): Promise<void> {

@@ -31,6 +31,8 @@ export const SLACK_METHOD_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "conversations.replies": { limit: 50, windowMs: MINUTE },
   "users.info": { limit: 100, windowMs: MINUTE },
   "assistant.threads.setStatus": { limit: 50, windowMs: MINUTE, bestEffort: true },
+  // Tier 3 (https://docs.rs/crate/slack-morphism/2.29.0/source/src/api/agents.rs; Slack's page names no tier).
+  "agents.sessions.setStatus": { limit: 50, windowMs: MINUTE },
 };
 
 /** Waits for (or refuses) a slot in a Slack method's budget. */

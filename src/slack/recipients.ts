@@ -10,6 +10,30 @@ import type { ThreadRef } from "../chat/index.js";
 export interface RecipientStore {
   set(thread: ThreadRef, userId: string): Promise<void>;
   get(thread: ThreadRef): Promise<string | undefined>;
+  /**
+   * Records the thread's agent session title (the request that started it); a title already recorded is
+   * kept, as Slack keeps a session's first title.
+   */
+  setTitle(thread: ThreadRef, title: string): Promise<void>;
+  /** The recorded session title, if any. */
+  getTitle(thread: ThreadRef): Promise<string | undefined>;
+}
+
+/** Longest session title: "max 200 characters" (https://docs.slack.dev/reference/methods/agents.sessions.setStatus). */
+export const SESSION_TITLE_MAX = 200;
+
+/**
+ * A session title from a request: its first non-empty line, whitespace collapsed, at most
+ * {@link SESSION_TITLE_MAX} characters (an ellipsis marks a cut); `fallback` when the text is empty.
+ */
+export function sessionTitle(text: string, fallback: string): string {
+  const line = text
+    .split("\n")
+    .map((part) => part.replace(/\s+/g, " ").trim())
+    .find((part) => part !== "");
+  const title = line ?? fallback;
+  const chars = [...title];
+  return chars.length <= SESSION_TITLE_MAX ? title : `${chars.slice(0, SESSION_TITLE_MAX - 1).join("")}…`;
 }
 
 /** How long a recipient is remembered after the last message (7 days). */
@@ -17,8 +41,8 @@ const RECIPIENT_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 /** A {@link RecipientStore} in Redis under `<prefix>:slack-recipient:<team>:<channel>:<thread>`. */
 export function redisRecipientStore(redis: Redis, prefix: string): RecipientStore {
-  const key = (thread: ThreadRef) =>
-    `${prefix}:slack-recipient:${thread.workspace}:${thread.channel}:${thread.thread}`;
+  const key = (thread: ThreadRef, kind = "slack-recipient") =>
+    `${prefix}:${kind}:${thread.workspace}:${thread.channel}:${thread.thread}`;
   return {
     async set(thread, userId) {
       await redis.set(key(thread), userId, "EX", RECIPIENT_TTL_SECONDS);
@@ -26,12 +50,19 @@ export function redisRecipientStore(redis: Redis, prefix: string): RecipientStor
     async get(thread) {
       return (await redis.get(key(thread))) ?? undefined;
     },
+    async setTitle(thread, title) {
+      await redis.set(key(thread, "slack-title"), title, "EX", RECIPIENT_TTL_SECONDS, "NX");
+    },
+    async getTitle(thread) {
+      return (await redis.get(key(thread, "slack-title"))) ?? undefined;
+    },
   };
 }
 
 /** A {@link RecipientStore} in this process only (single-process setups and tests). */
 export function memoryRecipientStore(): RecipientStore {
   const map = new Map<string, string>();
+  const titles = new Map<string, string>();
   const key = (thread: ThreadRef) => `${thread.workspace}:${thread.channel}:${thread.thread}`;
   return {
     async set(thread, userId) {
@@ -39,6 +70,12 @@ export function memoryRecipientStore(): RecipientStore {
     },
     async get(thread) {
       return map.get(key(thread));
+    },
+    async setTitle(thread, title) {
+      if (!titles.has(key(thread))) titles.set(key(thread), title);
+    },
+    async getTitle(thread) {
+      return titles.get(key(thread));
     },
   };
 }

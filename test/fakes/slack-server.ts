@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer } from "ws";
 import { type Delivery, EventDelivery } from "./slack-events.js";
 import { type FakeMessage, FakeSlackStore } from "./slack-store.js";
+import { FAKE_STREAM_LIMITS, type FakeStreamClock } from "./slack-streams.js";
 import { type ApiReply, type FakeSlackConfig, handleWebApi, parseArgs } from "./slack-web-api.js";
 
 export type { FakeMessage } from "./slack-store.js";
@@ -21,6 +22,10 @@ export interface FakeSlackOptions extends Partial<FakeSlackConfig> {
   ackTimeoutMs?: number;
   /** Budgets enforced per method. Default: none. */
   rateLimits?: Record<string, FakeRateLimit>;
+  /** The clock of stream lifetimes (tests simulate minutes with it). Default `Date.now`. */
+  now?: () => number;
+  /** How long a native stream lives. Default {@link FAKE_STREAM_LIMITS.lifetimeMs}. */
+  streamLifetimeMs?: number;
 }
 
 /** An injected failure for the next calls of a method. */
@@ -38,6 +43,8 @@ export class FakeSlackServer {
   readonly delivery: EventDelivery;
   /** HTTP 429 answers sent so far. */
   rateLimited = 0;
+  /** Time for stream lifetimes. */
+  readonly clock: FakeStreamClock;
   private readonly server: Server;
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sockets = new Set<Socket>();
@@ -56,6 +63,11 @@ export class FakeSlackServer {
       appToken: options.appToken ?? "xapp-test",
       streaming: options.streaming ?? true,
       assistantStatus: options.assistantStatus ?? true,
+      agentSessions: options.agentSessions ?? true,
+    };
+    this.clock = {
+      now: options.now ?? Date.now,
+      lifetimeMs: options.streamLifetimeMs ?? FAKE_STREAM_LIMITS.lifetimeMs,
     };
     this.rateLimits = options.rateLimits ?? {};
     this.delivery = new EventDelivery({
@@ -269,6 +281,34 @@ export class FakeSlackServer {
     });
   }
 
+  /**
+   * A user clicks Slack's native Stop button on the thread's agent session. Slack shows it only while the
+   * session is `processing`, stops the app's streams in the thread itself, and sends
+   * `agent_session_stopped` with their timestamps (https://docs.slack.dev/reference/events/agent_session_stopped);
+   * the session's status is left for the app to change.
+   * @throws Error when the thread has no processing session (there would be no button to click).
+   */
+  clickStop(user: string, root: FakeMessage): Delivery {
+    const threadTs = root.threadTs ?? root.ts;
+    const session = this.store.session(root.channel, threadTs);
+    if (session?.status !== "processing") {
+      throw new Error(`fake Slack: no Stop button in ${threadTs} (session ${session?.status ?? "missing"})`);
+    }
+    const stopped = this.store
+      .botMessages(root.channel, threadTs, this.config.botUserId)
+      .filter((message) => message.streaming);
+    for (const message of stopped) message.streaming = false;
+    this.store.changed();
+    return this.event({
+      type: "agent_session_stopped",
+      channel: root.channel,
+      thread_ts: threadTs,
+      user,
+      streaming_message_ts: stopped.map((message) => message.ts),
+      event_ts: this.store.nextTs(),
+    });
+  }
+
   /** Delivers `event` (again) as an Events API callback; reuse `eventId` to simulate a retry. */
   event(
     event: Record<string, unknown>,
@@ -330,6 +370,7 @@ export class FakeSlackServer {
           socketUrl: () =>
             `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/socket?ticket=${this.store.nextTs()}`,
           echo: (event) => void this.event(event),
+          clock: this.clock,
         });
     this.store.record({ method, args, outcome: reply.ok ? "ok" : reply.error, at: Date.now() });
     res.writeHead(200, { "content-type": "application/json" });

@@ -23,6 +23,26 @@ export interface FakeMessage {
   /** Every text the message showed, in order. */
   history: string[];
   deleted: boolean;
+  /** When the native stream started (the fake's clock), for its lifetime. */
+  streamStartedAt?: number;
+  /** Characters the stream has accepted so far (its cumulative cap). */
+  streamChars?: number;
+  /** `task_update` chunks by task id, latest state (native streams). */
+  tasks?: Map<string, Record<string, unknown>>;
+  /** Blocks rendered at the bottom of a stopped stream (`chat.stopStream` `blocks`). */
+  footerBlocks?: unknown[];
+}
+
+/** An agent session (`agents.sessions.setStatus`): one per thread. */
+export interface FakeSession {
+  channel: string;
+  threadTs: string;
+  status: string;
+  /** Set when the session was created; later titles are ignored, as Slack does. */
+  title?: string;
+  initiator?: string;
+  /** Every status the session had, in order. */
+  history: string[];
 }
 
 /** One Web API call as the fake received it. */
@@ -61,6 +81,8 @@ export class FakeSlackStore extends EventEmitter {
   readonly calls: ApiCall[] = [];
   readonly ephemerals: FakeEphemeral[] = [];
   readonly statuses: FakeStatus[] = [];
+  /** Agent sessions by `channel:thread_ts`. */
+  readonly sessions = new Map<string, FakeSession>();
   readonly users = new Map<string, string>();
   private lastTs = 0;
 
@@ -93,6 +115,11 @@ export class FakeSlackStore extends EventEmitter {
     }
     this.changed();
     return stored;
+  }
+
+  /** The agent session of a thread, if one was created. */
+  session(channel: string, threadTs: string): FakeSession | undefined {
+    return this.sessions.get(key(channel, threadTs));
   }
 
   get(channel: string, ts: string): FakeMessage | undefined {

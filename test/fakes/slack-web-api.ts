@@ -1,5 +1,13 @@
 import { blockErrors } from "./slack-blocks.js";
 import type { FakeMessage, FakeSlackStore } from "./slack-store.js";
+import {
+  appendStream,
+  type FakeStreamClock,
+  setSession,
+  startStream,
+  stopStream,
+  streamOpen,
+} from "./slack-streams.js";
 
 /** The fake workspace's identity and switches. */
 export interface FakeSlackConfig {
@@ -12,6 +20,8 @@ export interface FakeSlackConfig {
   streaming: boolean;
   /** `assistant.threads.setStatus` is allowed (else `not_allowed_token_type`). */
   assistantStatus: boolean;
+  /** `agents.sessions.setStatus` exists (else `unknown_method`, a workspace before agent sessions). */
+  agentSessions: boolean;
 }
 
 /** A Web API answer: Slack's JSON (`ok` added by the server). */
@@ -25,6 +35,8 @@ export interface WebApiContext {
   socketUrl(): string;
   /** Delivers an Events API event about something the bot did (Slack echoes the bot's own messages). */
   echo(event: Record<string, unknown>): void;
+  /** Time for stream lifetimes (tests may simulate it). */
+  clock: FakeStreamClock;
 }
 
 type Handler = (args: Record<string, unknown>, ctx: WebApiContext) => ApiReply;
@@ -116,7 +128,7 @@ const HANDLERS: Record<string, Handler> = {
   "chat.update": (args, ctx) => {
     const message = botMessage(ctx, args);
     if ("ok" in message) return message;
-    if (message.streaming) return fail("message_is_streaming");
+    if (streamOpen(message, ctx.clock)) return fail("message_is_streaming");
     const invalid = invalidBlocks(args);
     if (invalid) return invalid;
     message.text = String(args.text ?? message.text);
@@ -143,38 +155,18 @@ const HANDLERS: Record<string, Handler> = {
     ctx.store.changed();
     return { ok: true, message_ts: ctx.store.nextTs() };
   },
-  "chat.startStream": (args, ctx) => {
-    if (!ctx.config.streaming) return fail("unknown_method");
-    const channel = String(args.channel ?? "");
-    if (!channel.startsWith("D") && (!args.recipient_user_id || !args.recipient_team_id)) {
-      return fail("invalid_arguments");
-    }
-    const message = postBotMessage(ctx, args, String(args.markdown_text ?? ""));
-    message.streaming = true;
-    message.streamed = true;
-    return { ok: true, channel, ts: message.ts };
-  },
+  "chat.startStream": (args, ctx) => startStream(args, ctx, (text) => postBotMessage(ctx, args, text)),
   "chat.appendStream": (args, ctx) => {
     if (!ctx.config.streaming) return fail("unknown_method");
     const message = botMessage(ctx, args);
-    if ("ok" in message) return message;
-    if (!message.streaming) return fail("message_not_in_streaming_state");
-    message.text += String(args.markdown_text ?? "");
-    message.edits++;
-    message.history.push(message.text);
-    ctx.store.changed();
-    return { ok: true, channel: message.channel, ts: message.ts };
+    return "ok" in message ? message : appendStream(args, ctx, message);
   },
   "chat.stopStream": (args, ctx) => {
     if (!ctx.config.streaming) return fail("unknown_method");
     const message = botMessage(ctx, args);
-    if ("ok" in message) return message;
-    if (!message.streaming) return fail("message_not_in_streaming_state");
-    if (args.markdown_text) message.text += String(args.markdown_text);
-    message.streaming = false;
-    ctx.store.changed();
-    return { ok: true, channel: message.channel, ts: message.ts };
+    return "ok" in message ? message : stopStream(args, ctx, message);
   },
+  "agents.sessions.setStatus": (args, ctx) => setSession(args, ctx),
   "reactions.add": (args, ctx) => react(ctx, args, true),
   "reactions.remove": (args, ctx) => react(ctx, args, false),
   "conversations.replies": (args, ctx) => {
