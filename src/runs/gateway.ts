@@ -164,7 +164,7 @@ export function createGateway(options: GatewayOptions): ChatInbound {
             kind: "notice",
             text:
               click.decision === "alwaysThread"
-                ? "Only the configured approvers can allow this tool for everyone in this thread."
+                ? "You can't allow this tool for everyone in this thread: only the configured approvers can."
                 : "You can't approve this: only the person who asked and the configured approvers can.",
           };
         case "expired":
