@@ -23,7 +23,9 @@ function simulatedClock() {
   };
 }
 
-async function setup(options: FakeSlackOptions & { outboundNow?: () => number } = {}) {
+async function setup(
+  options: FakeSlackOptions & { outboundNow?: () => number; statusRefreshMs?: number } = {},
+) {
   slack = await FakeSlackServer.start(options);
   const recipients = memoryRecipientStore();
   const api = new SlackApi(
@@ -33,6 +35,7 @@ async function setup(options: FakeSlackOptions & { outboundNow?: () => number } 
     api,
     recipients,
     ...(options.outboundNow ? { now: options.outboundNow } : {}),
+    ...(options.statusRefreshMs ? { statusRefreshMs: options.statusRefreshMs } : {}),
   });
   const root = slack.post({ user: "U0ALICE", channel: "C1", text: "write a long answer" });
   const thread: ThreadRef = {
@@ -178,5 +181,21 @@ describe("native streams that never lose text", () => {
     ]);
     const stops = slack.callsOf("chat.stopStream").map((call) => call.args.session_status);
     expect(stops).toEqual(["suspended", "active"]);
+  });
+
+  it("keeps the status alive while shown (Slack drops it after two minutes) and stops when it is cleared", async () => {
+    // 40 ms stands in for the 90 s refresh under Slack's 120 s expiry.
+    const { outbound, thread, root } = await setup({ statusRefreshMs: 40 });
+    const sets = () =>
+      slack.store.statuses.filter((s) => s.threadTs === root.ts && s.status === "is thinking…");
+    await outbound.setStatus(thread, "is thinking…");
+    await slack.store.waitFor("three refreshes", () => sets().length >= 4);
+    await outbound.setStatus(thread, null);
+    const after = sets().length;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(sets().length).toBe(after);
+    const times = sets().map((s) => s.at);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeLessThan(120_000);
+    expect(slack.store.statuses.at(-1)?.status).toBe("");
   });
 });
