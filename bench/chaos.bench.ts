@@ -17,7 +17,8 @@
  *   npm run chaos -- --seed 42                                 replay a run's plan
  *
  * Options: --threads, --messages, --workers, --duration (s), --seed, --kills, --pauses, --restarts,
- * --outages, --retry-rate (0–1), --settle (s), --model-delay (ms per streamed chunk).
+ * --outages, --retry-rate (0–1), --settle (s), --model-delay (ms per streamed chunk), --logs DIR (every
+ * process's full output, kept).
  */
 import { parseArgs } from "node:util";
 import { exitOnSignals } from "./chaos/children.js";
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     "retry-rate": { type: "string", default: "0.05" },
     settle: { type: "string", default: "120" },
     "model-delay": { type: "string", default: "5" },
+    logs: { type: "string" },
   },
 });
 
@@ -65,6 +67,7 @@ const options = {
   settleMs: number("settle", 1) * 1000,
   modelDelayMs: number("model-delay", 0),
   log: (line: string) => process.stderr.write(`${line}\n`),
+  ...(values.logs ? { logsDir: values.logs } : {}),
 };
 process.stderr.write(`chaos: seed ${seed} (repeat with --seed ${seed})\n`);
 try {

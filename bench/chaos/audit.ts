@@ -83,7 +83,12 @@ export async function isQuiet(
   return (await stuckThreads(redis, prefix, threads)).length === 0;
 }
 
-async function stuckThreads(redis: Redis, prefix: string, threads: ThreadTraffic[]): Promise<string[]> {
+async function stuckThreads(
+  redis: Redis,
+  prefix: string,
+  threads: ThreadTraffic[],
+  queue?: RunQueue,
+): Promise<string[]> {
   const started = threads.filter((thread) => thread.playgroundId !== undefined);
   const pipeline = redis.pipeline();
   for (const thread of started) {
@@ -92,14 +97,31 @@ async function stuckThreads(redis: Redis, prefix: string, threads: ThreadTraffic
   }
   const replies = (await pipeline.exec()) ?? [];
   const stuck: string[] = [];
-  started.forEach((thread, i) => {
+  for (const [i, thread] of started.entries()) {
     const [lease, inbox, inflight] = [0, 1, 2].map((j) => Number(replies[i * 3 + j]?.[1] ?? 0));
-    if (lease! > 0 || inbox! > 0 || inflight! > 0)
-      stuck.push(
-        `c${thread.index} (lease ${lease ? "held" : "free"}, inbox ${inbox}, in flight ${inflight})`,
-      );
-  });
+    if (lease! === 0 && inbox! === 0 && inflight! === 0) continue;
+    let line = `c${thread.index} (lease ${lease ? "held" : "free"}, inbox ${inbox}, in flight ${inflight}`;
+    if (queue) line += `, ${await lastRun(redis, prefix, thread, queue)}`;
+    stuck.push(`${line})`);
+  }
   return stuck;
+}
+
+/** The thread's last run (the lease's value, else meta `run`) and the state of its BullMQ job. */
+async function lastRun(
+  redis: Redis,
+  prefix: string,
+  thread: ThreadTraffic,
+  queue: RunQueue,
+): Promise<string> {
+  const keys = keysOf(prefix, thread);
+  const [run, lease] = await Promise.all([redis.hget(keys.meta, "run"), redis.get(keys.lease)]);
+  const id = lease ?? run ?? "";
+  if (id === "") return "no run recorded";
+  const job = await queue.getJob(id);
+  const state = job ? await job.getState() : "no job";
+  const reason = job?.failedReason ? `: ${job.failedReason}` : "";
+  return `run ${id.slice(0, 8)} job ${state}${reason}, attempts ${job?.attemptsMade ?? 0}`;
 }
 
 /**
@@ -111,6 +133,7 @@ export async function audit(
   prefix: string,
   threads: ThreadTraffic[],
   executionsFile: string,
+  queue?: RunQueue,
 ): Promise<{ counts: ChaosCounts; details: AuditDetails }> {
   const all = threads.flatMap((thread) => thread.messages);
   const counts: ChaosCounts = {
@@ -192,7 +215,7 @@ export async function audit(
       note("lost", `${message.tag} ${message.id} (state ${state})`);
     }
   }
-  const stuck = await stuckThreads(redis, prefix, threads);
+  const stuck = await stuckThreads(redis, prefix, threads, queue);
   counts.stuck = stuck.length;
   for (const line of stuck) note("stuck", line);
   const executed = new Map<string, number>();

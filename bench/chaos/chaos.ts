@@ -72,6 +72,11 @@ export class Chaos {
     this.events.sort((a, b) => a.atMs - b.atMs);
   }
 
+  /** The planned events, e.g. `kill@12.3s` (the same seed and options plan the same events). */
+  planned(): string[] {
+    return this.events.map((event) => `${event.kind}@${(event.atMs / 1000).toFixed(1)}s`);
+  }
+
   /** Applies every planned event (or until {@link stop}); resolves when all of them are over. */
   async run(): Promise<void> {
     const started = performance.now();

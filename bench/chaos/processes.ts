@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { track } from "./children.js";
 
@@ -37,6 +38,8 @@ export class CliChild {
     private readonly role: "worker" | "gateway",
     private readonly env: Record<string, string>,
     private readonly readyText: string,
+    /** When set, every line of output (all starts) is appended to this file. */
+    private readonly logFile?: string,
   ) {}
 
   /** Spawns the process and resolves once it logged its ready line. @throws when it exits or is not ready in 60 s. */
@@ -57,6 +60,7 @@ export class CliChild {
     });
     let buffer = "";
     const onData = (data: Buffer) => {
+      if (this.logFile) appendFileSync(this.logFile, data);
       buffer += data.toString("utf8");
       const lines = buffer.split("\n");
       buffer = lines.pop() ?? "";

@@ -30,6 +30,8 @@ export interface ChaosOptions {
   settleMs: number;
   /** Pause before every chunk the fake model streams (ms). */
   modelDelayMs: number;
+  /** A directory to write every child's full output to (`<name>.log`), kept after the run. */
+  logsDir?: string;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
 }
@@ -103,11 +105,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       THREADLINE_WORKSPACE_DIR: join(dir, "workspaces"),
       CHAOS_EXECUTIONS_FILE: executionsFile,
     };
-    const workers = Array.from(
-      { length: options.workers },
-      (_, i) => new CliChild(`worker-${i + 1}`, "worker", env, "worker started"),
+    const logsDir = options.logsDir;
+    if (logsDir) mkdirSync(logsDir, { recursive: true });
+    const child = (name: string, role: "worker" | "gateway", ready: string) =>
+      logsDir
+        ? new CliChild(name, role, env, ready, join(logsDir, `${name}.log`))
+        : new CliChild(name, role, env, ready);
+    const workers = Array.from({ length: options.workers }, (_, i) =>
+      child(`worker-${i + 1}`, "worker", "worker started"),
     );
-    const gateway = new CliChild("gateway", "gateway", env, "playground: open");
+    const gateway = child("gateway", "gateway", "playground: open");
     const children = [...workers, gateway];
     closers.push(() => Promise.all(children.map((child) => child.kill())));
     await Promise.all(children.map((child) => child.start()));
@@ -139,6 +146,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       },
       log,
     );
+    log(`chaos: plan ${chaos.planned().join(" ")}`);
     const progress = setInterval(
       () => log(`chaos: ${traffic.sent} sent, ${((performance.now() - started) / 1000).toFixed(0)} s`),
       10_000,
@@ -172,11 +180,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       replayer.config.prefix,
       traffic.threads,
       executionsFile,
+      replayer.queue,
     );
     const logs: Record<string, number> = {};
     for (const child of children)
       for (const [text, count] of child.counted) logs[text] = (logs[text] ?? 0) + count;
-    const { log: _log, ...rest } = options;
+    const { log: _log, logsDir: _logs, ...rest } = options;
     return {
       options: rest,
       counts,
