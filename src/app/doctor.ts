@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import type { Env } from "../config/index.js";
 import { contextWindowFor, DEFAULT_OPENAI_BASE_URL, formatLimit, probeModelEndpoint } from "../llm/index.js";
 import { slackClientOptions } from "../slack/index.js";
+import { redisServerVersion } from "./embedded-redis.js";
 
 /** One line of the doctor's report. */
 export interface DoctorCheck {
@@ -10,7 +11,6 @@ export interface DoctorCheck {
   ok: boolean;
   /** What was found, in words. */
   detail: string;
-import { redisServerVersion } from "./embedded-redis.js";
   /** What to do about it (failed checks). */
   fix?: string;
   /** Checks that do not apply (e.g. no Discord token) are skipped, not failed. */
