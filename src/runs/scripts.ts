@@ -178,9 +178,14 @@ if active then
   touch(A.retention)
   return {'queued', run, A.defaultDisposition}
 end
--- Idle: this message starts a run. Messages stranded by a run that died are delivered first. The lease
--- holds the start marker (token 0) until a worker claims the run with a token of its own.
+-- Idle: this message starts a run. Messages stranded by a run that died (drained or still queued) are
+-- delivered first and in the order they came: they join this run's prompt batch ahead of this message, or
+-- a leftover steer would reach the model after the newer message. The lease holds the start marker
+-- (token 0) until a worker claims the run with a token of its own.
 requeue_inflight()
+for _, leftover in ipairs(redis.call('LRANGE', K.inbox, 0, -1)) do
+  redis.call('HSET', K.disposition, leftover, 'prompt')
+end
 redis.call('SET', K.lease, A.newRun .. '#0', 'PX', tonumber(A.startLeaseMs))
 redis.call('HSET', K.meta, 'run', A.newRun, 'engaged', '1', 'requester', A.author, 'runStartedAt', A.now)
 redis.call('HDEL', K.meta, 'stopBy')
