@@ -8,7 +8,7 @@ import {
   createTokenCounter,
   defaultMaxTokens,
   type OpenAIModelInit,
-  type OpenAIProviderOptions,
+  type ProviderOptions,
 } from "../llm/index.js";
 import type { AgentSetup, RunLogger, RunTool, ToolRunContext } from "../runs/index.js";
 import {
@@ -26,12 +26,12 @@ export const DEFAULT_WORKSPACE_DIR = ".threadline/workspaces";
 export function modelSettings(
   env: Env,
   config: ThreadlineConfig,
-): { model: OpenAIModelInit; provider: OpenAIProviderOptions; window: ContextWindowInfo } {
+): { model: OpenAIModelInit; provider: ProviderOptions; window: ContextWindowInfo } {
   const settings = config.model ?? {};
   const id = settings.id ?? env.OPENAI_MODEL;
   const window = contextWindowFor(id, settings.contextWindow ?? env.OPENAI_CONTEXT_WINDOW);
   const model: OpenAIModelInit = { id, contextWindow: window.tokens };
-  const provider: OpenAIProviderOptions = {};
+  const provider: ProviderOptions = {};
   if (env.OPENAI_API_KEY) provider.apiKey = env.OPENAI_API_KEY;
   if (env.OPENAI_BASE_URL) {
     provider.baseURL = env.OPENAI_BASE_URL;

@@ -1,5 +1,12 @@
-import type { Env, ThreadlineConfig } from "../config/index.js";
-import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../llm/index.js";
+import type { Model } from "../agent/index.js";
+import { ConfigError, type Env, type ThreadlineConfig } from "../config/index.js";
+import {
+  createConvertToLlm,
+  type ModelProvider,
+  openAIModel,
+  providerFor,
+  UnknownProviderError,
+} from "../llm/index.js";
 import type { AgentSetup, RunLogger, RunTool } from "../runs/index.js";
 import type { AnyToolDefinition } from "../tools/index.js";
 import { modelSettings, runToolsFactory, systemPromptOf, toolDefinitions } from "./agent-config.js";
@@ -13,11 +20,13 @@ export const DEFAULT_SYSTEM_PROMPT = [
 ].join(" ");
 
 /**
- * The agent every run gets: the configured OpenAI-compatible model, the system prompt, the tools (`tools`
+ * The agent every run gets: the configured model with the stream function of its provider (looked up by
+ * `model.api` in the provider registry, see {@link providerFor}), the system prompt, the tools (`tools`
  * first, then built-ins, the config module's and MCP servers', bound per run to the thread's workspace),
- * and a context manager that keeps requests inside the model's window (learned from the server's
- * `/models` and its "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (no
- * `OPENAI_API_KEY`, no `OPENAI_BASE_URL`) every run ends with a sentence saying what to set.
+ * and a context manager that keeps requests inside the model's window (learned from the server and its
+ * "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (no `OPENAI_API_KEY`, no
+ * `OPENAI_BASE_URL`) every run ends with a sentence saying what to set.
+ * @throws ConfigError when no provider is registered for the model's `api`.
  */
 export function agentSetupFromEnv(
   env: Env,
@@ -26,17 +35,29 @@ export function agentSetupFromEnv(
 ): AgentSetup {
   const config = settings.config ?? {};
   const { model: modelOptions, provider: options, window } = modelSettings(env, config);
+  const model = openAIModel(modelOptions);
+  const provider = configuredProvider(model);
   const hint = missingModelHint(env);
-  const adaptive = adaptiveModelWindow(env, config, window, options, settings.log);
+  const adaptive = adaptiveModelWindow(env, config, window, options, settings.log, provider);
   const setup: AgentSetup = {
-    model: openAIModel(modelOptions),
-    streamFn: hint ? unconfiguredModelStreamFn(hint) : createOpenAIStreamFn(options),
+    model,
+    streamFn: hint ? unconfiguredModelStreamFn(hint) : provider.streamFn(options),
     convertToLlm: createConvertToLlm(),
     systemPrompt: systemPromptOf(config, DEFAULT_SYSTEM_PROMPT),
     tools: runToolsFactory(env, config, toolDefinitions(config, settings.mcpTools), tools),
   };
   setup.contextTransform = adaptive.contextTransform(setup);
   return setup;
+}
+
+/** The registry's provider for `model`, an unknown `api` reported as a configuration problem. */
+function configuredProvider(model: Model): ModelProvider {
+  try {
+    return providerFor(model);
+  } catch (err) {
+    if (err instanceof UnknownProviderError) throw new ConfigError([err.message]);
+    throw err;
+  }
 }
 
 /** What {@link agentSetupFromEnv} takes besides the environment. */

@@ -1,6 +1,6 @@
-import { createAssistantMessageEventStream, type Model, type StreamFn } from "../agent/index.js";
+import type { StreamFn } from "../agent/index.js";
 import type { Env } from "../config/index.js";
-import { ChatChunkAccumulator } from "../llm/index.js";
+import { failedStreamFn } from "../llm/index.js";
 
 /**
  * What to set when no model is configured (neither `OPENAI_API_KEY` nor `OPENAI_BASE_URL`), in one
@@ -19,9 +19,5 @@ export function missingModelHint(env: Pick<Env, "OPENAI_API_KEY" | "OPENAI_BASE_
  * `hint`, so runs finish with that sentence in the chat instead of a connection error. Never throws.
  */
 export function unconfiguredModelStreamFn(hint: string): StreamFn {
-  return (model: Model) => {
-    const stream = createAssistantMessageEventStream();
-    new ChatChunkAccumulator(model, (event) => stream.push(event)).fail("error", hint);
-    return stream;
-  };
+  return failedStreamFn(hint);
 }

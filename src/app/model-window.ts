@@ -4,9 +4,9 @@ import {
   createContextRecovery,
   createTokenCounter,
   defaultMaxTokens,
+  type ModelProvider,
   type ModelWindow,
-  type OpenAIProviderOptions,
-  serverContextWindow,
+  type ProviderOptions,
 } from "../llm/index.js";
 import type { AgentSetup, RunLogger } from "../runs/index.js";
 import { contextTransformFor } from "./agent-config.js";
@@ -16,8 +16,8 @@ const DISCOVERY_WAIT_MS = 3_000;
 
 /**
  * Keeps the context window in use current: the configured or known figure at first; the server's own
- * (`GET /models`: llama.cpp `meta.n_ctx`, vLLM `max_model_len`, …) once it answers (smaller of the two when
- * one is configured); and the window a "context exceeded" error names, after which the refused request is
+ * (the provider's `serverContextWindow`, e.g. `GET /models`: llama.cpp `meta.n_ctx`, vLLM `max_model_len`,
+ * …) once it answers (smaller of the two when one is configured); and the window a "context exceeded" error names, after which the refused request is
  * cut to fit and retried once. The context manager is rebuilt whenever the figure changes, so every later
  * request of every thread is trimmed to the learned window.
  */
@@ -25,8 +25,9 @@ export function adaptiveModelWindow(
   env: Env,
   config: ThreadlineConfig,
   info: ContextWindowInfo,
-  provider: OpenAIProviderOptions,
+  provider: ProviderOptions,
   log: RunLogger | undefined,
+  modelProvider: Pick<ModelProvider, "serverContextWindow"> = {},
 ): {
   window: ModelWindow;
   discovery: Promise<void>;
@@ -51,20 +52,23 @@ export function adaptiveModelWindow(
     }
     return smaller;
   };
-  const discovery = env.OPENAI_BASE_URL
-    ? serverContextWindow({
-        baseURL: env.OPENAI_BASE_URL,
-        model: config.model?.id ?? env.OPENAI_MODEL,
-        ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
-        timeoutMs: 5_000,
-      }).then((reported) => {
-        if (reported === undefined) return;
-        if (window.source !== "configured" || reported < window.tokens) {
-          window.tokens = reported;
-          window.source = "server";
-        }
-      })
-    : Promise.resolve();
+  const discovery =
+    env.OPENAI_BASE_URL && modelProvider.serverContextWindow
+      ? modelProvider
+          .serverContextWindow({
+            baseURL: env.OPENAI_BASE_URL,
+            model: config.model?.id ?? env.OPENAI_MODEL,
+            ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
+            timeoutMs: 5_000,
+          })
+          .then((reported) => {
+            if (reported === undefined) return;
+            if (window.source !== "configured" || reported < window.tokens) {
+              window.tokens = reported;
+              window.source = "server";
+            }
+          })
+      : Promise.resolve();
   const contextTransform = (setup: AgentSetup): NonNullable<AgentSetup["contextTransform"]> => {
     let built: { tokens: number; transform: NonNullable<AgentSetup["contextTransform"]> } | undefined;
     const current = () => {

@@ -1,6 +1,6 @@
 import type { LlmContext, Message } from "../agent/index.js";
 import type { TokenCounter } from "./context-tokens.js";
-import type { ContextExceededInfo } from "./openai-response.js";
+import type { ContextExceededInfo } from "./providers.js";
 
 /** A model's context window as the app currently believes it; shared, so what a server says sticks. */
 export interface ModelWindow {

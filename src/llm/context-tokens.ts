@@ -1,7 +1,7 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import * as knownModels from "gpt-tokenizer/models";
 import type { AgentMessage, Tool } from "../agent/index.js";
-import { toolParametersSchema } from "./openai-tools.js";
+import { toolParametersSchema } from "./tool-schema.js";
 
 /** Context window assumed for a model nobody told us about: small enough for most local models. */
 export const UNKNOWN_CONTEXT_WINDOW = 16_384;

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, fetch as undiciFetch } from "undici";
-import type { OpenAIFetch } from "./openai-client-pool.js";
+import type { ProviderFetch } from "./providers.js";
 
 /** Options of {@link createHttpFetch}. */
 export interface HttpFetchOptions {
@@ -9,8 +9,8 @@ export interface HttpFetchOptions {
   keepAliveTimeoutMs?: number;
 }
 
-/** A `fetch` for the `openai` SDK plus the connection pool it owns. */
-export interface HttpFetch extends OpenAIFetch {
+/** A `fetch` for a provider's client (the `openai` SDK) plus the connection pool it owns. */
+export interface HttpFetch extends ProviderFetch {
   /** Closes the pooled connections of a private dispatcher (call at shutdown). Idempotent. */
   destroy(): void;
 }

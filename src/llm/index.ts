@@ -1,7 +1,8 @@
 /**
- * Threadline's model providers: a stream function for any OpenAI-compatible chat-completions endpoint
- * (through the official `openai` SDK), the conversions it uses, an endpoint probe for `doctor`, and the
- * context manager that keeps long threads inside the model's context window.
+ * Threadline's model providers, in a registry keyed by `Model.api` ({@link providerFor}); the built-in one
+ * streams from any OpenAI-compatible chat-completions endpoint through the official `openai` SDK
+ * (`./openai/`). Also the provider-neutral pieces they share (error wording, SSE, streaming JSON, think
+ * tags, usage) and the context manager that keeps long threads inside the model's context window.
  */
 
 export {
@@ -44,20 +45,12 @@ export {
   type CustomMessageRenderer,
   createConvertToLlm,
 } from "./convert-to-llm.js";
+export { failedStreamFn } from "./failed-stream.js";
 export { createHttpFetch, type HttpFetch, type HttpFetchOptions } from "./http-fetch.js";
 export { createNodeHttpFetch, type NodeHttpFetch, type NodeHttpFetchOptions } from "./node-http-fetch.js";
 export {
+  authHeaders,
   buildChatRequest,
-  createOpenAIStreamFn,
-  DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_MAX_OUTPUT_CHARS,
-  DEFAULT_MAX_RETRIES,
-  DEFAULT_TIMEOUT_MS,
-  defaultMaxTokens,
-  type OpenAIProviderOptions,
-  type ReasoningLevel,
-} from "./openai.js";
-export {
   type ChatChunk,
   ChatChunkAccumulator,
   type ChatChunkAccumulatorOptions,
@@ -66,51 +59,64 @@ export {
   type ChatContentPart,
   type ChatReasoningDetail,
   type ChatToolCallDelta,
-  cutNote,
-} from "./openai-chunks.js";
-export {
-  authHeaders,
-  OpenAIClientPool,
-  type OpenAIClientPoolOptions,
-  type OpenAIFetch,
-} from "./openai-client-pool.js";
-export {
+  contextWindowOf,
   convertToOpenAIMessages,
+  createOpenAIStreamFn,
+  cutNote,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_OPENAI_BASE_URL,
+  DEFAULT_TIMEOUT_MS,
+  defaultMaxTokens,
+  describeOpenAIFailure,
   EMPTY_TOOL_RESULT_TEXT,
   IMAGE_OMITTED_TEXT,
   MISSING_TOOL_RESULT_TEXT,
-  type OpenAIMessageOptions,
-  TOOL_IMAGES_TEXT,
-} from "./openai-messages.js";
-export {
-  DEFAULT_OPENAI_BASE_URL,
   OPENAI_COMPLETIONS_API,
+  OpenAIClientPool,
+  type OpenAIClientPoolOptions,
+  type OpenAIFetch,
+  type OpenAIMessageOptions,
   type OpenAIModelInit,
+  type OpenAIProviderOptions,
   openAIModel,
-} from "./openai-model.js";
-export type { ContextExceededInfo } from "./openai-response.js";
-export { type JsonSchema, toolParametersSchema, toolsToOpenAI } from "./openai-tools.js";
-export {
-  contextWindowOf,
-  type ProbeOptions,
-  type ProbeResult,
+  openAIProvider,
   probeModelEndpoint,
   serverContextWindow,
-} from "./probe.js";
+  TOOL_IMAGES_TEXT,
+  toolsToOpenAI,
+} from "./openai/index.js";
 export {
   ABORTED_MESSAGE,
   CUT_OFF_MESSAGE,
   describeFinishReason,
+  describeHttpFailure,
   describeProviderFailure,
+  describeStreamErrorEvent,
   displayBaseURL,
   type FailureContext,
   formatLimit,
+  type HttpFailureInfo,
   type ProviderFailure,
   type ProviderFailureKind,
   retryAfterMs,
   STREAM_CLOSED_MESSAGE,
 } from "./provider-errors.js";
+export {
+  type ContextExceededInfo,
+  type ModelProvider,
+  type ProbeOptions,
+  type ProbeResult,
+  type ProviderFetch,
+  type ProviderOptions,
+  ProviderRegistry,
+  type ReasoningLevel,
+  UnknownProviderError,
+} from "./providers.js";
+export { defaultProviders, providerFor, registerProvider } from "./registry.js";
 export { SseParser } from "./sse.js";
 export { type JsonObject, parseStreamingJson, repairJson } from "./streaming-json.js";
 export { type TextChannel, ThinkTagSplitter } from "./think-tags.js";
+export { type JsonSchema, toolParametersSchema } from "./tool-schema.js";
 export { applyPrices, type ChatUsagePayload, emptyUsage, type ModelPrices, mapUsage } from "./usage.js";

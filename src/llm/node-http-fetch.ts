@@ -1,6 +1,6 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
-import type { OpenAIFetch } from "./openai-client-pool.js";
+import type { ProviderFetch } from "./providers.js";
 
 /** Options of {@link createNodeHttpFetch}. */
 export interface NodeHttpFetchOptions {
@@ -11,7 +11,7 @@ export interface NodeHttpFetchOptions {
 }
 
 /** A `fetch` for the `openai` SDK plus the agents it pools connections in. */
-export interface NodeHttpFetch extends OpenAIFetch {
+export interface NodeHttpFetch extends ProviderFetch {
   /** Closes idle pooled connections (call at shutdown). */
   destroy(): void;
 }

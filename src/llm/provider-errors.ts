@@ -1,5 +1,3 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-
 /** What went wrong talking to the model provider, as a tag a caller can branch on. */
 export type ProviderFailureKind =
   | "aborted"
@@ -72,16 +70,29 @@ export function displayBaseURL(baseURL: string): string {
   }
 }
 
-function scrub(text: string, apiKey: string | undefined): string {
+/** Provider text fit to quote: the API key and `sk-…` keys masked, whitespace collapsed, at most 300 characters. */
+export function scrubProviderText(text: string, apiKey: string | undefined): string {
   let out = apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text;
   out = out.replace(/\b(sk-[A-Za-z0-9_-]{3})[A-Za-z0-9_*-]{6,}/g, "$1***");
   out = out.replace(/\s+/g, " ").trim();
   return out.length > 300 ? `${out.slice(0, 297)}...` : out;
 }
 
+/**
+ * An HTTP error answer (or an error event inside a stream, without `status`) in provider-neutral terms, so
+ * every provider words the same statuses the same way. `body` is the parsed error object the server sent
+ * (OpenAI-style `{message, type, code}` or a nested `{error: {…}}`), `message` the client's own text.
+ */
+export interface HttpFailureInfo {
+  status?: number | undefined;
+  body: unknown;
+  message: string;
+  headers?: Headers | undefined;
+}
+
 /** The provider's own explanation of an HTTP error, if it sent one. */
-function providerDetail(err: APIError): string | undefined {
-  const body = err.error as { message?: unknown } | undefined;
+function providerDetail(err: HttpFailureInfo): string | undefined {
+  const body = err.body as { message?: unknown } | undefined;
   if (body && typeof body.message === "string" && body.message.trim() !== "") return body.message;
   const text = err.message.replace(/^\d{3}\s*/, "");
   if (text === "" || text === "status code (no body)") return undefined;
@@ -153,7 +164,8 @@ function networkReason(err: unknown): string | undefined {
   return undefined;
 }
 
-function unreachable(err: unknown, where: string, ctx: FailureContext): ProviderFailure {
+/** A failure to reach the server (`where` is its display URL): "closed the connection" or "could not reach". */
+export function unreachable(err: unknown, where: string, ctx: FailureContext): ProviderFailure {
   const reason = networkReason(err);
   if (reason === "connection reset") {
     return {
@@ -161,7 +173,7 @@ function unreachable(err: unknown, where: string, ctx: FailureContext): Provider
       message: `The model server at ${where} closed the connection before answering.`,
     };
   }
-  const text = reason ?? scrub(err instanceof Error ? err.message : String(err), ctx.apiKey);
+  const text = reason ?? scrubProviderText(err instanceof Error ? err.message : String(err), ctx.apiKey);
   return { kind: "unreachable", message: `Could not reach the model server at ${where} (${text}).` };
 }
 
@@ -173,8 +185,8 @@ function unreachable(err: unknown, where: string, ctx: FailureContext): Provider
  * (https://huggingface.co/lmsys/vicuna-13b-v1.5-16k/discussions/8); Mistral "too large for model with N
  * maximum context length"; LM Studio "greater than the context length"; Anthropic-style "prompt is too long".
  */
-function contextExceeded(err: APIError): ProviderFailure | undefined {
-  const body = (err.error ?? {}) as Record<string, unknown>;
+export function contextExceeded(err: HttpFailureInfo): ProviderFailure | undefined {
+  const body = (err.body ?? {}) as Record<string, unknown>;
   const nested = (typeof body.error === "object" && body.error !== null ? body.error : body) as Record<
     string,
     unknown
@@ -223,7 +235,11 @@ function firstNumber(text: string, pattern: RegExp): number | undefined {
   return match?.[1] ? numberField(Number(match[1])) : undefined;
 }
 
-function describeHttp(err: APIError & { status: number }, ctx: FailureContext): ProviderFailure {
+/** Words an HTTP error answer by status (context-exceeded bodies recognised first). Never throws. */
+export function describeHttpFailure(
+  err: HttpFailureInfo & { status: number },
+  ctx: FailureContext,
+): ProviderFailure {
   const { status } = err;
   if (status === 400 || status === 413 || status === 422 || status === 500) {
     const exceeded = contextExceeded(err);
@@ -231,7 +247,7 @@ function describeHttp(err: APIError & { status: number }, ctx: FailureContext): 
   }
   const where = displayBaseURL(ctx.baseURL);
   const rawDetail = providerDetail(err);
-  const detail = rawDetail ? scrub(rawDetail, ctx.apiKey) : undefined;
+  const detail = rawDetail ? scrubProviderText(rawDetail, ctx.apiKey) : undefined;
   const withDetail = (text: string) => (detail ? `${text}: ${detail}` : `${text}.`);
   if (status === 401) {
     const hint = ctx.apiKeyHint ?? "OPENAI_API_KEY";
@@ -248,7 +264,7 @@ function describeHttp(err: APIError & { status: number }, ctx: FailureContext): 
     };
   }
   if (status === 429) {
-    const code = (err.error as { code?: unknown; type?: unknown } | undefined) ?? {};
+    const code = (err.body as { code?: unknown; type?: unknown } | undefined) ?? {};
     if (code.code === "insufficient_quota" || code.type === "insufficient_quota") {
       return {
         kind: "quota",
@@ -283,34 +299,17 @@ function describeHttp(err: APIError & { status: number }, ctx: FailureContext): 
 }
 
 /**
- * Turns anything thrown while calling the model into a {@link ProviderFailure} with a short human
- * sentence. HTTP errors are worded by status; transport errors before the response started are
- * "could not reach"/timeout; transport errors after it started are a cut-off stream. Never throws.
+ * Words a failure that is not the provider client's own (its SDK's classes are the provider's
+ * `describeError`): idle timeouts, transport errors after the response started (a cut-off stream, or a
+ * malformed event), network errors before it ("could not reach"), anything else as "the model request
+ * failed". Never throws; the message never contains the API key.
  */
 export function describeProviderFailure(err: unknown, ctx: FailureContext): ProviderFailure {
   const where = displayBaseURL(ctx.baseURL);
-  if (err instanceof APIUserAbortError) return { kind: "aborted", message: ABORTED_MESSAGE };
   if (err instanceof StreamIdleTimeoutError) {
     return {
       kind: "idle-timeout",
       message: `No data from the model server at ${where} for ${formatLimit(err.idleMs)}; the answer was abandoned.`,
-    };
-  }
-  if (err instanceof APIConnectionTimeoutError) {
-    const limit = ctx.timeoutMs ? ` within ${formatLimit(ctx.timeoutMs)}` : "";
-    return { kind: "timeout", message: `The model server at ${where} did not answer${limit} (timeout).` };
-  }
-  if (err instanceof APIConnectionError) return unreachable(err, where, ctx);
-  if (err instanceof APIError) {
-    if (typeof err.status === "number") return describeHttp(err as APIError & { status: number }, ctx);
-    const exceeded = contextExceeded(err);
-    if (exceeded) return exceeded;
-    const detail = providerDetail(err);
-    return {
-      kind: "stream-error",
-      message: detail
-        ? `The model provider reported an error mid-answer: ${scrub(detail, ctx.apiKey)}`
-        : "The model provider reported an error mid-answer.",
     };
   }
   if (ctx.streamStarted) {
@@ -321,7 +320,20 @@ export function describeProviderFailure(err: unknown, ctx: FailureContext): Prov
   }
   if (networkReason(err)) return unreachable(err, where, ctx);
   const text = err instanceof Error ? err.message : String(err);
-  return { kind: "unknown", message: `The model request failed: ${scrub(text, ctx.apiKey)}` };
+  return { kind: "unknown", message: `The model request failed: ${scrubProviderText(text, ctx.apiKey)}` };
+}
+
+/** A mid-stream error event: a context-exceeded one is recognised, any other quoted. Never throws. */
+export function describeStreamErrorEvent(err: HttpFailureInfo, ctx: FailureContext): ProviderFailure {
+  const exceeded = contextExceeded(err);
+  if (exceeded) return exceeded;
+  const detail = providerDetail(err);
+  return {
+    kind: "stream-error",
+    message: detail
+      ? `The model provider reported an error mid-answer: ${scrubProviderText(detail, ctx.apiKey)}`
+      : "The model provider reported an error mid-answer.",
+  };
 }
 
 /**

@@ -1,18 +1,8 @@
 import { APIError } from "openai";
-import type { LlmContext, Model } from "../agent/index.js";
-import type { ChatChunk, ChatChunkAccumulator, ChatToolCallDelta } from "./openai-chunks.js";
-import { type FailureContext, type ProviderFailure, STREAM_CLOSED_MESSAGE } from "./provider-errors.js";
-import type { RequestSignal } from "./request-signal.js";
-import { SseParser } from "./sse.js";
-
-/** What {@link OpenAIProviderOptions.onContextExceeded} gets. */
-export interface ContextExceededInfo {
-  model: Model;
-  /** The context of the refused request. */
-  context: LlmContext;
-  /** The classified failure (`kind: "context-exceeded"`), with the server's window when it said. */
-  failure: ProviderFailure;
-}
+import { type FailureContext, STREAM_CLOSED_MESSAGE } from "../provider-errors.js";
+import type { RequestSignal } from "../request-signal.js";
+import { SseParser } from "../sse.js";
+import type { ChatChunk, ChatChunkAccumulator, ChatToolCallDelta } from "./chunks.js";
 
 /** Limits and context of {@link readChatResponse}. */
 export interface ReadChatResponseOptions {

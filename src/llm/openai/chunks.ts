@@ -6,11 +6,11 @@ import type {
   TextContent,
   ThinkingContent,
   ToolCall,
-} from "../agent/index.js";
-import { describeFinishReason } from "./provider-errors.js";
-import { parseStreamingJson } from "./streaming-json.js";
-import { type TextChannel, ThinkTagSplitter } from "./think-tags.js";
-import { type ChatUsagePayload, emptyUsage, type ModelPrices, mapUsage } from "./usage.js";
+} from "../../agent/index.js";
+import { describeFinishReason } from "../provider-errors.js";
+import { parseStreamingJson } from "../streaming-json.js";
+import { type TextChannel, ThinkTagSplitter } from "../think-tags.js";
+import { type ChatUsagePayload, emptyUsage, type ModelPrices, mapUsage } from "../usage.js";
 
 /** The parts of a streamed chat-completions chunk this adapter reads (a superset of the SDK's type). */
 export interface ChatChunk {

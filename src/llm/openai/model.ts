@@ -1,5 +1,5 @@
-import type { Model } from "../agent/index.js";
-import type { ModelPrices } from "./usage.js";
+import type { Model } from "../../agent/index.js";
+import type { ModelPrices } from "../usage.js";
 
 /** The `api` of models served by {@link createOpenAIStreamFn}. */
 export const OPENAI_COMPLETIONS_API = "openai-completions";

@@ -1,6 +1,4 @@
-import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
 import { z } from "zod";
-import type { Tool } from "../agent/index.js";
 
 /** A JSON Schema object as sent in a function tool's `parameters`. */
 export type JsonSchema = Record<string, unknown>;
@@ -26,16 +24,4 @@ export function toolParametersSchema(schema: z.ZodType): JsonSchema {
   }
   schemaCache.set(schema, json);
   return json;
-}
-
-/** Converts tools to chat-completions function tools. Throws only if a schema cannot be converted at all. */
-export function toolsToOpenAI(tools: readonly Tool[]): ChatCompletionFunctionTool[] {
-  return tools.map((tool) => ({
-    type: "function",
-    function: {
-      name: tool.name,
-      description: tool.description,
-      parameters: toolParametersSchema(tool.parameters),
-    },
-  }));
 }

@@ -12,7 +12,7 @@ import type {
   TextContent,
   ToolResultMessage,
   UserMessage,
-} from "../agent/index.js";
+} from "../../agent/index.js";
 
 /** How {@link convertToOpenAIMessages} renders a transcript. */
 export interface OpenAIMessageOptions {

@@ -6,67 +6,33 @@ import {
   type Model,
   type StreamFn,
   type StreamOptions,
-  type ThinkingLevel,
-} from "../agent/index.js";
-import { createHttpFetch } from "./http-fetch.js";
-import { ChatChunkAccumulator, type ChatChunkAccumulatorOptions } from "./openai-chunks.js";
-import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./openai-client-pool.js";
-import { convertToOpenAIMessages, type OpenAIMessageOptions } from "./openai-messages.js";
-import { DEFAULT_OPENAI_BASE_URL } from "./openai-model.js";
-import { type ContextExceededInfo, readChatResponse } from "./openai-response.js";
-import { toolsToOpenAI } from "./openai-tools.js";
-import { ABORTED_MESSAGE, describeProviderFailure, type FailureContext } from "./provider-errors.js";
-import { RequestSignal } from "./request-signal.js";
-import type { ModelPrices } from "./usage.js";
+} from "../../agent/index.js";
+import { createHttpFetch } from "../http-fetch.js";
+import { ABORTED_MESSAGE, type FailureContext } from "../provider-errors.js";
+import type { ContextExceededInfo, ProviderOptions, ReasoningLevel } from "../providers.js";
+import { RequestSignal } from "../request-signal.js";
+import type { ModelPrices } from "../usage.js";
+import { ChatChunkAccumulator } from "./chunks.js";
+import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./client-pool.js";
+import { describeOpenAIFailure } from "./errors.js";
+import { convertToOpenAIMessages, type OpenAIMessageOptions } from "./messages.js";
+import { DEFAULT_OPENAI_BASE_URL } from "./model.js";
+import { readChatResponse } from "./response.js";
+import { toolsToOpenAI } from "./tools.js";
 
-/** Reasoning levels as the loop names them (`"off"` is never passed). */
-export type ReasoningLevel = Exclude<ThinkingLevel, "off">;
-
-/** Configuration of {@link createOpenAIStreamFn}. Per-request {@link StreamOptions} override the defaults here. */
-export interface OpenAIProviderOptions extends OpenAIMessageOptions {
-  /** Key used when the request carries none (the loop passes `getApiKey`'s result as `apiKey`). No key: no `Authorization` header. */
-  apiKey?: string;
-  /** Endpoint for models without `baseUrl`. Default `https://api.openai.com/v1`. */
-  baseURL?: string;
-  /** Headers on every request (model and request headers are added on top). */
-  headers?: Record<string, string>;
-  /** SDK retries for connection errors, 408/409/429 and 5xx (honouring `retry-after`). Default 2. */
-  maxRetries?: number;
-  /** Header timeout: time allowed until response headers arrive, per attempt. Default 120 000 ms. */
-  timeoutMs?: number;
-  /**
-   * Idle timeout: abandon a stream when no bytes at all (SSE keep-alive comments count) arrived for this
-   * long after the headers. Default 120 000 ms; `0` turns it off.
-   */
-  idleTimeoutMs?: number;
-  /**
-   * Stop reading an answer once its text, thinking and tool arguments reach this many characters: the
-   * message ends with `stopReason: "length"` and a note saying it was cut. Default 200 000.
-   */
-  maxOutputChars?: number;
-  /** Inline `<think>…</think>` at the start of `content`: thinking (default) or kept as `"text"`. */
-  thinkTags?: ChatChunkAccumulatorOptions["thinkTags"];
-  /**
-   * Called once per request when the server refused it as longer than its context window, before any
-   * answer streamed. Return a smaller context to retry once with it, or `undefined` to fail. May throw
-   * (treated as `undefined`).
-   */
-  onContextExceeded?: (info: ContextExceededInfo) => LlmContext | undefined | Promise<LlmContext | undefined>;
-  /** Sampling temperature. Default: not sent. */
-  temperature?: number;
-  /**
-   * Output token limit. Default {@link defaultMaxTokens} of the model (a quarter of its context window, at
-   * most its `maxTokens`), so an endless answer stops; `null` sends no limit.
-   */
-  maxTokens?: number | null;
+/**
+ * Configuration of {@link createOpenAIStreamFn}: the {@link ProviderOptions} every provider takes, with
+ * these defaults — `baseURL` `https://api.openai.com/v1`; `maxRetries` 2; `timeoutMs` 120 000 ms;
+ * `idleTimeoutMs` 120 000 ms (SSE keep-alive comments count as data); `maxOutputChars` 200 000 (then the
+ * message ends with `stopReason: "length"` and a note); `maxTokens` {@link defaultMaxTokens} of the model;
+ * `reasoning` sent as `reasoning_effort`; `apiKeyHint` `OPENAI_API_KEY` — plus the chat-completions
+ * specifics below. No key: no `Authorization` header.
+ */
+export interface OpenAIProviderOptions extends ProviderOptions, OpenAIMessageOptions {
   /** Body field for `maxTokens`. Default `max_completion_tokens` on api.openai.com, else `max_tokens`. */
   maxTokensField?: "max_completion_tokens" | "max_tokens";
-  /** Default reasoning effort, sent as `reasoning_effort` unless the model has `reasoning: false`. */
-  reasoning?: ReasoningLevel;
   /** Ask for a usage chunk (`stream_options.include_usage`). Default `true`. */
   includeUsage?: boolean;
-  /** Prices per million tokens by model id; they win over `model.cost`. */
-  prices?: Record<string, Partial<ModelPrices>>;
   /** Extra body fields for provider-specific parameters (e.g. `{ top_k: 40 }`); the adapter's own fields win. */
   extraBody?: Record<string, unknown>;
   /**
@@ -77,8 +43,6 @@ export interface OpenAIProviderOptions extends OpenAIMessageOptions {
   /** `OpenAI-Organization` / `OpenAI-Project` headers. Default: none. */
   organization?: string;
   project?: string;
-  /** Where users configure the key, quoted in the 401 message. Default `OPENAI_API_KEY`. */
-  apiKeyHint?: string;
 }
 
 /** The default header timeout (until response headers arrive), per attempt. */
@@ -243,7 +207,7 @@ async function streamChat(
         accumulator.fail("error", request.idleMessage(failure));
         return;
       }
-      const described = describeProviderFailure(err, failure);
+      const described = describeOpenAIFailure(err, failure);
       if (described.kind === "context-exceeded" && attempt === 0 && provider.onContextExceeded) {
         const smaller = await smallerContext(provider, { model, context: current, failure: described });
         if (smaller) {

@@ -1,28 +1,9 @@
 import { APIError } from "openai";
-import { createHttpFetch } from "./http-fetch.js";
-import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./openai-client-pool.js";
-import { describeProviderFailure, displayBaseURL, type ProviderFailure } from "./provider-errors.js";
-
-/** What {@link probeModelEndpoint} checks. */
-export interface ProbeOptions {
-  /** The OpenAI-compatible endpoint, including `/v1`. */
-  baseURL: string;
-  /** The model that should be served there. */
-  model: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  /** Per request. Default 10 000 ms. */
-  timeoutMs?: number;
-  /** Default: a private {@link createHttpFetch}, closed when the probe ends. */
-  fetch?: OpenAIFetch;
-  /** Where users configure the key, quoted in the 401 verdict. Default `OPENAI_API_KEY`. */
-  apiKeyHint?: string;
-}
-
-/** The verdict of a probe: `ok` with how it was established, or the failure that stopped it. */
-export type ProbeResult =
-  | { ok: true; verdict: string; via: "models" | "chat"; models?: string[]; contextWindow?: number }
-  | { ok: false; verdict: string; failure: ProviderFailure; models?: string[] };
+import { createHttpFetch, type HttpFetch } from "../http-fetch.js";
+import { displayBaseURL } from "../provider-errors.js";
+import type { ProbeOptions, ProbeResult } from "../providers.js";
+import { authHeaders, OpenAIClientPool } from "./client-pool.js";
+import { describeOpenAIFailure } from "./errors.js";
 
 /**
  * The context window a `GET /models` entry reports, in tokens: llama.cpp `meta.n_ctx` (the running
@@ -62,7 +43,7 @@ function entryFor(entries: readonly { id: string }[], model: string): { id: stri
 export async function serverContextWindow(options: ProbeOptions): Promise<number | undefined> {
   const ownFetch = options.fetch ? undefined : createHttpFetch();
   try {
-    const client = new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as OpenAIFetch) }).get(
+    const client = new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as HttpFetch) }).get(
       options.baseURL,
     );
     const page = await client.models.list({
@@ -88,7 +69,7 @@ const LISTED_IN_VERDICT = 8;
 export async function probeModelEndpoint(options: ProbeOptions): Promise<ProbeResult> {
   const ownFetch = options.fetch ? undefined : createHttpFetch();
   try {
-    return await probe(options, new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as OpenAIFetch) }));
+    return await probe(options, new OpenAIClientPool({ fetch: options.fetch ?? (ownFetch as HttpFetch) }));
   } finally {
     ownFetch?.destroy();
   }
@@ -133,7 +114,7 @@ async function probe(options: ProbeOptions, pool: OpenAIClientPool): Promise<Pro
     // A server without a model list (404/405/501…) may still serve chat; anything else is final.
     const listUnsupported = status !== undefined && status !== 401 && status !== 403 && status !== 429;
     if (!listUnsupported) {
-      const failure = describeProviderFailure(err, context);
+      const failure = describeOpenAIFailure(err, context);
       return { ok: false, failure, verdict: failure.message };
     }
   }
@@ -154,7 +135,7 @@ async function probe(options: ProbeOptions, pool: OpenAIClientPool): Promise<Pro
     if (listedWindow !== undefined) result.contextWindow = listedWindow;
     return result;
   } catch (err) {
-    const failure = describeProviderFailure(err, context);
+    const failure = describeOpenAIFailure(err, context);
     let verdict = failure.message;
     if (failure.kind === "not-found" && models && models.length > 0) {
       const shown = models.slice(0, LISTED_IN_VERDICT).join(", ");

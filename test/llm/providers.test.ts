@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Model } from "../../src/agent/index.js";
+import {
+  defaultProviders,
+  failedStreamFn,
+  type ModelProvider,
+  OPENAI_COMPLETIONS_API,
+  openAIModel,
+  openAIProvider,
+  ProviderRegistry,
+  providerFor,
+  UnknownProviderError,
+} from "../../src/llm/index.js";
+import { FakeOpenAIServer, textReply } from "../fakes/openai-server.js";
+import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
+import { drain, user } from "./helpers.js";
+
+/** A provider that answers every request with `text` (and remembers the settings it was built with). */
+function scriptedProvider(text: string): ModelProvider & { built: unknown[] } {
+  const built: unknown[] = [];
+  return {
+    built,
+    streamFn(options) {
+      built.push(options);
+      const model = new ScriptedModel([]);
+      model.fallback = () => ({ text });
+      return model.streamFn;
+    },
+  };
+}
+
+async function answer(provider: ModelProvider, model: Model): Promise<string> {
+  const stream = await provider.streamFn({ apiKey: "k" })(
+    model,
+    { systemPrompt: "", messages: [user("hi")] },
+    {},
+  );
+  const { message } = await drain(stream);
+  return message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+}
+
+describe("ProviderRegistry", () => {
+  it("picks the provider registered under the model's api", async () => {
+    const registry = new ProviderRegistry()
+      .register("alpha", scriptedProvider("from alpha"))
+      .register("beta", scriptedProvider("from beta"));
+
+    const beta = registry.for({ ...TEST_MODEL, api: "beta" });
+    const alpha = registry.for({ ...TEST_MODEL, api: "alpha" });
+
+    expect(await answer(beta, { ...TEST_MODEL, api: "beta" })).toBe("from beta");
+    expect(await answer(alpha, { ...TEST_MODEL, api: "alpha" })).toBe("from alpha");
+    expect(registry.apis()).toEqual(["alpha", "beta"]);
+  });
+
+  it("a later registration for the same api replaces the earlier one", async () => {
+    const registry = new ProviderRegistry()
+      .register("alpha", scriptedProvider("old"))
+      .register("alpha", scriptedProvider("new"));
+    expect(await answer(registry.for({ ...TEST_MODEL, api: "alpha" }), TEST_MODEL)).toBe("new");
+  });
+
+  it("an unknown api is a clear configuration error naming the api, the model and what is registered", () => {
+    const registry = new ProviderRegistry().register("alpha", scriptedProvider("a"));
+    let thrown: unknown;
+    try {
+      registry.for({ api: "anthropic-messages", id: "claude-x" });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(UnknownProviderError);
+    expect((thrown as Error).message).toBe(
+      'No model provider handles api "anthropic-messages" (model "claude-x"); registered: "alpha".',
+    );
+    expect(thrown).toMatchObject({ api: "anthropic-messages", model: "claude-x", known: ["alpha"] });
+    expect(() => new ProviderRegistry().for({ api: "x", id: "m" })).toThrow(/registered: none\./);
+  });
+
+  it("refuses an empty api name", () => {
+    expect(() => new ProviderRegistry().register(" ", scriptedProvider("a"))).toThrow(/non-empty api/);
+  });
+});
+
+describe("the default registry", () => {
+  let server: FakeOpenAIServer;
+  beforeAll(async () => {
+    server = await FakeOpenAIServer.start();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("has the OpenAI-compatible provider for openAIModel's api, streaming through the openai SDK", async () => {
+    const model = openAIModel({ id: "fake-model", baseUrl: server.baseURL });
+    expect(model.api).toBe(OPENAI_COMPLETIONS_API);
+    expect(defaultProviders.apis()).toContain(OPENAI_COMPLETIONS_API);
+    const provider = providerFor(model);
+    expect(provider).toBe(openAIProvider);
+
+    server.enqueue(textReply("hello from the fake server"));
+    expect(await answer(provider, model)).toBe("hello from the fake server");
+    expect(server.requests.at(-1)?.path).toBe("/chat/completions");
+  });
+
+  it("the OpenAI provider words its SDK's errors and probes endpoints", async () => {
+    const model = openAIModel({ id: "fake-model", baseUrl: server.baseURL });
+    const provider = providerFor(model);
+    server.enqueue({ kind: "error", status: 401 });
+    const stream = await provider.streamFn({ apiKey: "sk-wrong", maxRetries: 0 })(
+      model,
+      { systemPrompt: "", messages: [user("hi")] },
+      {},
+    );
+    const { message } = await drain(stream);
+    expect(message.errorMessage).toBe("The model provider rejected the API key (401). Check OPENAI_API_KEY.");
+
+    const probe = await provider.probe?.({ baseURL: server.baseURL, model: "fake-model" });
+    expect(probe?.ok).toBe(true);
+    expect(
+      provider.describeError?.(new Error("boom"), {
+        baseURL: server.baseURL,
+        model: "m",
+        streamStarted: false,
+      }),
+    ).toEqual({ kind: "unknown", message: "The model request failed: boom" });
+  });
+
+  it("failedStreamFn ends every request with the given sentence, for any provider", async () => {
+    const { message, types } = await drain(
+      await failedStreamFn("No model is configured.")(TEST_MODEL, { systemPrompt: "", messages: [] }, {}),
+    );
+    expect(types).toEqual(["error"]);
+    expect(message).toMatchObject({
+      stopReason: "error",
+      errorMessage: "No model is configured.",
+      api: "scripted",
+    });
+  });
+});
