@@ -2,8 +2,12 @@ import type { Model } from "../agent/index.js";
 import { ConfigError, type Env, type ThreadlineConfig } from "../config/index.js";
 import {
   createConvertToLlm,
+  DEFAULT_OPENAI_BASE_URL,
+  displayBaseURL,
+  formatLimit,
   type ModelProvider,
   openAIModel,
+  type ProviderOptions,
   providerFor,
   UnknownProviderError,
 } from "../llm/index.js";
@@ -25,7 +29,8 @@ export const DEFAULT_SYSTEM_PROMPT = [
  * first, then built-ins, the config module's and MCP servers', bound per run to the thread's workspace),
  * and a context manager that keeps requests inside the model's window (learned from the server and its
  * "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (no `OPENAI_API_KEY`, no
- * `OPENAI_BASE_URL`) every run ends with a sentence saying what to set.
+ * `OPENAI_BASE_URL`) every run ends with a sentence saying what to set. With one, logs the model, endpoint
+ * and timeouts in use on `settings.log` (once: this runs at worker start-up).
  * @throws ConfigError when no provider is registered for the model's `api`.
  */
 export function agentSetupFromEnv(
@@ -47,6 +52,9 @@ export function agentSetupFromEnv(
     tools: runToolsFactory(env, config, toolDefinitions(config, settings.mcpTools), tools),
   };
   setup.contextTransform = adaptive.contextTransform(setup);
+  // Without a model the gateway already warns with the hint; the worker names the model it uses.
+  if (!hint)
+    settings.log?.info(modelInUse(model, options, window.source), describeModelInUse(model, options));
   return setup;
 }
 
@@ -60,12 +68,38 @@ function configuredProvider(model: Model): ModelProvider {
   }
 }
 
+/** The endpoint without credentials or query (an Azure-style `?api-key=` never reaches the log). */
+function endpointOf(model: Model, options: ProviderOptions): string {
+  return displayBaseURL(model.baseUrl ?? options.baseURL ?? DEFAULT_OPENAI_BASE_URL);
+}
+
+/** The start-up log's fields: what every request of this worker will use. */
+function modelInUse(model: Model, options: ProviderOptions, windowSource: string): Record<string, unknown> {
+  return {
+    model: model.id,
+    api: model.api,
+    endpoint: endpointOf(model, options),
+    contextWindow: model.contextWindow,
+    contextWindowSource: windowSource,
+    headerTimeoutMs: options.timeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    maxOutputChars: options.maxOutputChars,
+  };
+}
+
+/** One sentence: `model gpt-4o at https://…/v1; header timeout 120 s, idle timeout off`. */
+function describeModelInUse(model: Model, options: ProviderOptions): string {
+  const limit = (ms: number | undefined) =>
+    ms === undefined ? "default" : ms === 0 ? "off" : formatLimit(ms);
+  return `model ${model.id} at ${endpointOf(model, options)}; header timeout ${limit(options.timeoutMs)}, idle timeout ${limit(options.idleTimeoutMs)}`;
+}
+
 /** What {@link agentSetupFromEnv} takes besides the environment. */
 export interface AgentSetupSettings {
   /** The validated config module. Default `{}`. */
   config?: ThreadlineConfig;
   /** Tools of the connected MCP servers. */
   mcpTools?: AnyToolDefinition[];
-  /** Receives context-trimming events (summaries, failures). */
+  /** Receives the start-up line naming the model, and context-trimming events (summaries, failures). */
   log?: RunLogger;
 }
