@@ -58,6 +58,17 @@ export class CliChild {
     return new CliChild(child);
   }
 
+  /** Any command (`npm start`) in `cwd`, leading its own process group like {@link CliChild.spawn}. */
+  static spawnCommand(command: string, args: string[], cwd: string, env: Record<string, string>): CliChild {
+    const child = spawn(command, args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    return new CliChild(child);
+  }
+
   get pid(): number {
     return this.child.pid ?? -1;
   }
