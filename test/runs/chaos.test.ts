@@ -9,13 +9,12 @@ import { formatReport, INVARIANT_COUNTS, runChaos } from "../../bench/chaos/run.
  * or left stuck. Fixed seed, so a failure can be replayed with `npm run chaos -- --seed 11 …` (see the
  * options below).
  *
- * `it.fails` while issue 12 is open: on main at 68b14ac it reorders 67–83 messages (0 of every other count).
- * A killed worker's lease lapses after 30 s but BullMQ hands its stalled job on only after 30–45 s; a message
- * arriving in between starts a new run whose prompt goes before the messages queued for the dead run (they
- * follow as steering). Switch it to `it` once that is fixed.
+ * Before issue 12's fixes it reordered 67–83 messages here (0 of every other count): a killed worker's lease
+ * lapses after 30 s but BullMQ hands its stalled job on only after 30–45 s, and a message arriving in between
+ * started a new run whose prompt went before the messages queued for the dead run (they followed as steering).
  */
 describe("chaos, short", () => {
-  it.fails("keeps every run invariant through worker kills and pauses, Redis restarts, an outage and retries", async () => {
+  it("keeps every run invariant through worker kills and pauses, Redis restarts, an outage and retries", async () => {
     const report = await runChaos({
       threads: 20,
       messages: 400,
