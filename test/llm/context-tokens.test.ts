@@ -50,7 +50,7 @@ function noSpaces(length: number): string {
   let text = "";
   for (let i = 0; i < length; i++) {
     seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    text += alphabet[seed % 64];
+    text += alphabet[(seed >>> 16) % 64];
   }
   return text;
 }
