@@ -1,3 +1,5 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Model } from "../../src/agent/index.js";
 import {
@@ -135,5 +137,53 @@ describe("the default registry", () => {
       errorMessage: "No model is configured.",
       api: "scripted",
     });
+  });
+});
+
+const SRC = resolve(import.meta.dirname, "../../src");
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Files under `dir` (relative to src/) whose source matches `pattern`. */
+async function filesMatching(dir: string, pattern: RegExp): Promise<string[]> {
+  const found: string[] = [];
+  for (const file of await sourceFiles(join(SRC, dir))) {
+    if (pattern.test(await readFile(file, "utf8"))) found.push(relative(SRC, file));
+  }
+  return found.sort();
+}
+
+describe("the provider seam", () => {
+  it("only the OpenAI provider's folder imports the openai SDK", async () => {
+    const importers = await filesMatching(".", /from "openai(\/[^"]*)?"/);
+    expect(importers.length).toBeGreaterThan(0);
+    expect(importers.filter((file) => !file.startsWith("llm/openai/"))).toEqual([]);
+  });
+
+  it("src/app reaches providers through the registry, not the OpenAI provider's functions", async () => {
+    const provider = new Set([
+      "createOpenAIStreamFn",
+      "probeModelEndpoint",
+      "serverContextWindow",
+      "ChatChunkAccumulator",
+      "describeOpenAIFailure",
+      "openAIProvider",
+    ]);
+    const direct: string[] = [];
+    for (const file of await sourceFiles(join(SRC, "app"))) {
+      const text = await readFile(file, "utf8");
+      for (const match of text.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*"[./]*llm\/index\.js"/g)) {
+        for (const name of (match[1] ?? "").split(",")) {
+          const imported = name.replace(/\btype\b/, "").trim();
+          if (provider.has(imported)) direct.push(`${relative(SRC, file)}: ${imported}`);
+        }
+      }
+    }
+    expect(direct).toEqual([]);
   });
 });
