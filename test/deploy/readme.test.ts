@@ -1,9 +1,18 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CliChild, eventually, processesIn } from "../app/cli-child.js";
 import { FakeOpenAIServer, textReply } from "../fakes/openai-server.js";
@@ -13,7 +22,10 @@ import { codeBlocks, inlineCommands, section } from "./readme.js";
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "../..");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-/** The commit to clone (default the checkout's HEAD); an older one shows what a newcomer got then. */
+/**
+ * The commit to clone (default the checkout's HEAD); an older one shows what a newcomer got then, and
+ * `worktree` copies the checkout's files as they are now (what the next commit will hold).
+ */
 const REF = process.env.README_TEST_REF ?? "HEAD";
 /** The shutdown deadline the test gives `npm start` (its default is 20 s). */
 const DEADLINE_MS = 4000;
@@ -28,14 +40,24 @@ describe("the README, followed by a newcomer", () => {
   let model: FakeOpenAIServer;
   let port: number;
   let app: CliChild | undefined;
-  let browser: BrowserContext | undefined;
+  let browser: Browser | undefined;
   let page: Page | undefined;
   let readme: string;
 
   beforeAll(async () => {
     clone = mkdtempSync(join(tmpdir(), "threadline-readme-"));
-    await run("git", ["clone", "--quiet", "--no-checkout", ROOT, clone]);
-    await run("git", ["-C", clone, "checkout", "--quiet", REF]);
+    if (REF === "worktree") {
+      const { stdout } = await run("git", ["-C", ROOT, "ls-files", "-z", "-c", "-o", "--exclude-standard"], {
+        maxBuffer: 1 << 24,
+      });
+      for (const file of stdout.split("\0").filter((name) => name !== "" && existsSync(join(ROOT, name)))) {
+        mkdirSync(dirname(join(clone, file)), { recursive: true });
+        copyFileSync(join(ROOT, file), join(clone, file));
+      }
+    } else {
+      await run("git", ["clone", "--quiet", "--no-checkout", ROOT, clone]);
+      await run("git", ["-C", clone, "checkout", "--quiet", REF]);
+    }
     readme = readFileSync(join(clone, "README.md"), "utf8");
     model = await FakeOpenAIServer.start();
     model.models = ["gpt-4o-mini"]; // the config example's model
@@ -105,8 +127,8 @@ describe("the README, followed by a newcomer", () => {
     await app.waitForLine("gateway receiving events", 90_000);
 
     model.enqueue(textReply(ANSWER));
-    browser = await launchChromium(join(clone, ".chromium"));
-    page = await browser.newPage();
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
     await page.goto(`http://127.0.0.1:${port}/`);
     await page.getByLabel("Your name").fill("Ada");
     await page.getByRole("button", { name: "Start chatting" }).click();
@@ -117,6 +139,51 @@ describe("the README, followed by a newcomer", () => {
     const tools = (chat?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? [];
     expect(tools.map((tool) => tool.function.name)).toContain("get_weather");
   }, 180_000);
+
+  it("on a phone (390 px): no sideways scrolling, Send in view, the thread list in a drawer, tap to react", async () => {
+    expect(browser, "npm start is running").toBeDefined();
+    const phone = await browser!.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      deviceScaleFactor: 3,
+    });
+    const mobile = await phone.newPage();
+    const noSidewaysScroll = async () =>
+      expect(Number(await mobile.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(390);
+    await mobile.goto(`http://127.0.0.1:${port}/`);
+    await mobile.getByLabel("Your name").fill("Bea");
+    await mobile.getByRole("button", { name: "Start chatting" }).tap();
+    await noSidewaysScroll();
+    const send = await mobile.getByRole("button", { name: "Send" }).boundingBox();
+    expect(send!.x + send!.width).toBeLessThanOrEqual(390);
+    // biome-ignore lint/performance/useDomNodeTextContent: the hint as shown (CSS hides the other one)
+    const hint = await mobile.locator(".hint").innerText();
+    expect(hint).toContain("tap a message to react");
+    expect(hint).not.toContain("hover");
+
+    // The thread list, New thread and rename live in a drawer behind the header's Threads button.
+    const thread = mobile.locator(".thread-link", { hasText: "Say hello" });
+    expect(await thread.isVisible()).toBe(false);
+    await mobile.getByRole("button", { name: "Threads" }).tap();
+    await thread.waitFor({ state: "visible" });
+    await mobile.waitForTimeout(300); // the drawer's slide-in, for the screenshot only
+    await mobile.screenshot({ path: "/tmp/playground-phone-drawer.png" }); // for review, not compared
+    expect(await mobile.getByRole("button", { name: "+ New thread" }).isVisible()).toBe(true);
+    expect(await mobile.getByRole("button", { name: "change" }).isVisible()).toBe(true);
+    await thread.tap();
+    await mobile.locator(".msg-bot .text", { hasText: ANSWER }).waitFor();
+    await mobile.locator("#sidebar").waitFor({ state: "hidden" });
+    await noSidewaysScroll();
+
+    // No hover on a phone: a tap on the message shows its reactions.
+    const message = mobile.locator(".msg-user", { hasText: "Say hello" });
+    await message.locator(".text").tap();
+    await message.getByRole("button", { name: /React .* steer/ }).tap();
+    await message.locator(".reactions .reaction").first().waitFor();
+    await mobile.screenshot({ path: "/tmp/playground-phone.png" });
+    await phone.close();
+  }, 60_000);
 
   it("Ctrl-C during a run stops npm start and its private redis-server within the deadline", async () => {
     expect(app, "npm start is running").toBeDefined();
@@ -157,11 +224,10 @@ function npm(cwd: string, args: string[]): Promise<{ code: number | null; output
   });
 }
 
-async function launchChromium(profile: string): Promise<BrowserContext> {
+async function launchChromium(): Promise<Browser> {
   try {
-    return await chromium.launchPersistentContext(profile, {
+    return await chromium.launch({
       executablePath: CHROMIUM,
-      viewport: { width: 1280, height: 860 },
       args: [
         "--headless",
         "--no-sandbox",

@@ -91,6 +91,7 @@ function renderThreads() {
       link.innerHTML = `<span class="title">${escapeHtml(thread.title)}</span><span class="when">${ago(thread.lastActivity)}</span>`;
       link.onclick = () => {
         location.hash = thread.id;
+        setDrawer(false);
       };
       return link;
     }),
@@ -236,8 +237,33 @@ async function send(text) {
   location.hash = thread.id;
 }
 
+// ---------------------------------------------------------------- phone layout
+
+/** Narrow screens: the thread list is a drawer the ☰ button opens; a thread, New thread or Escape closes it. */
+function setDrawer(open) {
+  document.body.classList.toggle("drawer-open", open);
+  $("menu").setAttribute("aria-expanded", String(open));
+  $("drawer-backdrop").hidden = !open;
+}
+
+function setUpDrawer() {
+  $("menu").onclick = () => setDrawer(!document.body.classList.contains("drawer-open"));
+  $("drawer-backdrop").onclick = () => setDrawer(false);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && document.body.classList.contains("drawer-open")) setDrawer(false);
+  });
+}
+
+/** Without hover (touch), tapping a message shows its reaction toolbar; tapping elsewhere hides it. */
+function toggleTapped(element) {
+  for (const other of document.querySelectorAll(".msg.tapped"))
+    if (other !== element) other.classList.remove("tapped");
+  element?.classList.toggle("tapped");
+}
+
 function onMessagesClick(event) {
   const button = event.target.closest("button");
+  if (!button && !event.target.closest("a, textarea, input")) toggleTapped(event.target.closest(".msg"));
   const element = button?.closest(".msg");
   if (!button || !element || !state.current) return;
   const threadPath = `/api/threads/${encodeURIComponent(state.current.thread.id)}`;
@@ -322,8 +348,10 @@ async function main() {
   };
   $("new-thread").onclick = () => {
     location.hash = "";
+    setDrawer(false);
     $("input").focus();
   };
+  setUpDrawer();
   $("messages").addEventListener("click", onMessagesClick);
   setUpComposer();
   window.addEventListener("hashchange", () => attempt(() => openThread(location.hash.slice(1))));
