@@ -112,20 +112,17 @@ async function startParts(
     const metrics = new Metrics();
     if (env.OPS_PORT > 0) {
       const healthy = async () => (await redis.ping()) === "PONG";
+      // Loopback unless OPS_HOST says otherwise, as the playground: metrics and the dashboard stay private.
+      const host = env.OPS_HOST ?? "127.0.0.1";
       try {
-        const ops: Parameters<typeof serveOps>[0] = {
-          env,
-          metrics,
-          healthy,
-          log,
-          withDashboard: roles.gateway,
-        };
-        if (env.OPS_HOST) ops.host = env.OPS_HOST;
-        parts.push(await serveOps(ops));
+        parts.push(await serveOps({ env, metrics, healthy, log, withDashboard: roles.gateway, host }));
       } catch (err) {
-        log.warn(
-          { err, port: env.OPS_PORT },
-          "could not serve /healthz and /metrics (set OPS_PORT to a free port)",
+        // One line (the CLI prints it and exits 1), as for the playground's port.
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new Error(
+          code === "EADDRINUSE"
+            ? `ops: port ${env.OPS_PORT} on ${host} is in use; set OPS_PORT to a free port (0 turns /healthz and /metrics off)`
+            : `ops: cannot listen on ${host}:${env.OPS_PORT} (${(err as Error).message}); check OPS_HOST and OPS_PORT`,
         );
       }
     } else if (env.DASHBOARD && roles.gateway) {

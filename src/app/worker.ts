@@ -1,6 +1,7 @@
 import { UnrecoverableError } from "bullmq";
 import type { ChatPlatform } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
+import { DEFAULT_OPENAI_BASE_URL } from "../llm/index.js";
 import {
   type AgentSetup,
   type RunLogger,
@@ -55,6 +56,9 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     : (await checkShellSandbox(env, options.config ?? {}, log)).config;
   // MCP servers start before the worker takes jobs; one that fails is logged and skipped.
   const mcp = options.agent ? undefined : await connectConfiguredMcpServers(config, log);
+  const agent =
+    options.agent ??
+    agentSetupFromEnv(env, await toolsFromEnv(env), { config, mcpTools: mcp?.tools ?? [], log });
   const handle = await startRunWorker({
     redis,
     bullConnection: bull,
@@ -65,14 +69,19 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
         throw new UnrecoverableError(`No ${thread.platform} credentials are configured on this worker`);
       return platform.outbound;
     },
-    agent:
-      options.agent ??
-      agentSetupFromEnv(env, await toolsFromEnv(env), { config, mcpTools: mcp?.tools ?? [], log }),
+    agent,
     concurrency: options.concurrency ?? env.WORKER_CONCURRENCY,
     log,
     ...(options.observer ? { observer: options.observer } : {}),
   });
-  log.info({ concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }, "worker started");
+  // Which model and endpoint answer is the first thing to check when answers look wrong.
+  const model = agent.model.id;
+  const endpoint = agent.model.baseUrl ?? DEFAULT_OPENAI_BASE_URL;
+  const configured = env.OPENAI_API_KEY !== undefined || env.OPENAI_BASE_URL !== undefined || options.agent;
+  log.info(
+    { concurrency: options.concurrency ?? env.WORKER_CONCURRENCY, model, endpoint },
+    configured ? `worker started: model ${model} at ${endpoint}` : "worker started: no model is configured",
+  );
   const store = new ThreadStore(redis, env.THREADLINE_PREFIX);
   return {
     activeThreadIds: () => handle.activeThreadIds(),

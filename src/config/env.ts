@@ -219,7 +219,7 @@ export const envSchema = z.object({
   }),
   /** Characters of answer text the bot posts for one run before it cuts the answer off. */
   REPLY_MAX_CHARS: positiveInt(40_000, "40000"),
-  /** Interface of the ops server; unset = every interface (container health checks and scrapers reach it). */
+  /** Interface of the ops server; unset = 127.0.0.1 (`0.0.0.0` in a container, for scrapers and published ports). */
   OPS_HOST: z.string().trim().min(1).optional(),
   /** Port of /healthz and /metrics (0 turns the ops server off). */
   OPS_PORT: z.coerce

@@ -125,6 +125,8 @@ describe("the README, followed by a newcomer", () => {
 
     app = CliChild.spawnCommand("npm", ["start"], clone, { SHUTDOWN_TIMEOUT_MS: String(DEADLINE_MS) });
     await app.waitForLine("gateway receiving events", 90_000);
+    // The start-up log says which model and endpoint answer (the config example's model, .env's endpoint).
+    await app.waitForLine(`worker started: model gpt-4o-mini at ${model.baseURL}`);
 
     model.enqueue(textReply(ANSWER));
     browser = await launchChromium();
