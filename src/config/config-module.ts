@@ -85,6 +85,18 @@ export interface ThreadlineConfig {
   queueCap?: number;
   /** Limits of one run. */
   budgets?: { maxTurns?: number; maxWallMs?: number; maxTokens?: number };
+  /**
+   * Runaway-loop guards of one run, each soft then hard: the first call past a limit gets an error result
+   * the model reads, a further one stops the run. 0 turns a limit off.
+   */
+  loopGuard?: {
+    /** Calls of one tool with the same arguments per run; the Nth is refused. Default 3. */
+    maxRepeats?: number;
+    /** Tool calls in one model response. Default 20. */
+    maxToolCallsPerTurn?: number;
+    /** Tool calls in one run. Default 100. */
+    maxToolCallsPerRun?: number;
+  };
   /** Show the run footer (turns, tool calls, tokens, cost). Default true. */
   footer?: boolean;
   /**

@@ -13,6 +13,11 @@ const wholeNumber = (example: string) =>
     .number({ error: `must be a number, for example ${example}` })
     .int({ error: `must be a whole number, for example ${example}` })
     .positive({ error: `must be greater than 0, for example ${example}` });
+const offOrCount = (example: string) =>
+  z
+    .number({ error: `must be a number, for example ${example} (0 = off)` })
+    .int({ error: `must be a whole number, for example ${example} (0 = off)` })
+    .min(0, { error: `must be 0 (off) or more, for example ${example}` });
 const number = (example: string) => z.number({ error: `must be a number, for example ${example}` });
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
@@ -190,6 +195,13 @@ export const configSchema = z.strictObject({
       maxTurns: wholeNumber("50").optional(),
       maxWallMs: wholeNumber("900000").optional(),
       maxTokens: wholeNumber("200000").optional(),
+    })
+    .optional(),
+  loopGuard: z
+    .strictObject({
+      maxRepeats: offOrCount("3").optional(),
+      maxToolCallsPerTurn: offOrCount("20").optional(),
+      maxToolCallsPerRun: offOrCount("100").optional(),
     })
     .optional(),
   footer: bool().optional(),

@@ -5,6 +5,7 @@ import {
   DEFAULT_REPLY_MAX_MESSAGES,
   type ReactionNames,
 } from "../chat/index.js";
+import { DEFAULT_LOOP_GUARD, type LoopGuardLimits } from "./loop-guard.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "./tool-result-limit.js";
 
 /** Where a reply to an active run goes by default. */
@@ -42,6 +43,8 @@ export interface RunsConfig {
   /** User ids that may decide approvals in every thread, besides the run's requester. */
   approvers: string[];
   budgets: RunBudgets;
+  /** Repeated-call and tool-call caps of one run (soft, then hard); default 3 repeats, 20 per turn, 100 per run. */
+  loopGuard: LoopGuardLimits;
   /** Emoji names the bot uses to mark messages. */
   reactions: ReactionNames;
   /** Show the run footer (turns, tool calls, tokens, cost); default true. */
@@ -90,6 +93,7 @@ export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   approvalTimeoutMs: 10 * 60 * 1000,
   approvers: [],
   budgets: { maxTurns: 50, maxWallMs: 15 * 60 * 1000 },
+  loopGuard: DEFAULT_LOOP_GUARD,
   reactions: DEFAULT_REACTIONS,
   footer: true,
   stopWords: DEFAULT_STOP_WORDS,
@@ -101,12 +105,13 @@ export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   replyMaxChars: DEFAULT_REPLY_MAX_CHARS,
 };
 
-/** Fills defaults (nested budgets included). */
+/** Fills defaults (nested budgets and loop guard limits included). */
 export function runsConfig(overrides: Partial<RunsConfig> = {}): RunsConfig {
   return {
     ...DEFAULT_RUNS_CONFIG,
     ...overrides,
     budgets: { ...DEFAULT_RUNS_CONFIG.budgets, ...overrides.budgets },
+    loopGuard: { ...DEFAULT_RUNS_CONFIG.loopGuard, ...overrides.loopGuard },
     reactions: { ...DEFAULT_REACTIONS, ...overrides.reactions },
   };
 }

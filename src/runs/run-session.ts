@@ -17,6 +17,7 @@ import {
 } from "../chat/index.js";
 import { ApprovalGate } from "./approvals.js";
 import { Lease } from "./lease.js";
+import { chainBeforeToolCall, createLoopGuard, type LoopGuard } from "./loop-guard.js";
 import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
 import { INTERRUPTED_TOOL_TEXT, recoverInterruptedCalls } from "./recovery.js";
@@ -79,6 +80,7 @@ export class RunSession {
   private readonly startedAt = Date.now();
   private stopBy: ChatUser | null | undefined;
   private budgetReason: string | undefined;
+  private readonly loopGuard: LoopGuard;
   private shuttingDown = false;
   private seenVisible = false;
   private lease: Lease | undefined;
@@ -99,6 +101,7 @@ export class RunSession {
     this.log = deps.log ?? SILENT_LOGGER;
     this.observer = deps.observer ?? {};
     this.store = new ThreadStore(scripts.redis, deps.config.prefix);
+    this.loopGuard = createLoopGuard(deps.config.loopGuard);
   }
 
   private get fields(): Record<string, unknown> {
@@ -252,14 +255,17 @@ export class RunSession {
       toolExecution: setup.toolExecution ?? "parallel",
       getSteeringMessages: () => this.drain("steer", config.steeringMode === "all" ? "all" : "one"),
       getFollowUpMessages: () => this.drain("followUp", config.followUpMode === "all" ? "all" : "one"),
-      beforeToolCall: createToolApproval({
-        tools,
-        ctx,
-        gate: this.gate,
-        transcript: sink.messages,
-        store: this.store,
-        observer: this.observer,
-      }),
+      beforeToolCall: chainBeforeToolCall(
+        (call) => this.loopGuard.beforeToolCall(call),
+        createToolApproval({
+          tools,
+          ctx,
+          gate: this.gate,
+          transcript: sink.messages,
+          store: this.store,
+          observer: this.observer,
+        }),
+      ),
       shouldStopAfterTurn: () => this.budgetExceeded(),
     };
     const transformContext =
@@ -454,7 +460,10 @@ export class RunSession {
 
   private budgetExceeded(): boolean {
     const { budgets } = this.deps.config;
-    if (this.stats.turns >= budgets.maxTurns) {
+    const guardStop = this.loopGuard.stopReason();
+    if (guardStop) {
+      this.budgetReason = guardStop;
+    } else if (this.stats.turns >= budgets.maxTurns) {
       this.budgetReason = `This run reached its limit of ${budgets.maxTurns} turns, so it was stopped.`;
     } else if (
       budgets.maxTokens !== undefined &&
