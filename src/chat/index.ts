@@ -5,6 +5,7 @@
  */
 
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
+export { watchApprovals } from "./approval-watch.js";
 export type * from "./inbound.js";
 export * from "./memory-outbound.js";
 export * from "./reactions.js";
@@ -26,11 +27,15 @@ export {
   formatDuration,
   formatToolLine,
   shortText,
+  TASK_TEXT_CHARS,
+  TOOL_DETAILS_CHARS,
   TOOL_ERROR_CHARS,
   type ToolProgress,
+  toolTask,
 } from "./render/progress.js";
 export type { RenderOperation } from "./render/reply-messages.js";
 export {
+  approvalStatus,
   createRunRenderer,
   cutOffNotice,
   DEFAULT_REPLY_MAX_CHARS,
@@ -38,6 +43,7 @@ export {
   EMPTY_REPLY_MARKDOWN,
   type RunRenderer,
   type RunRendererOptions,
+  runningStatus,
   THINKING_STATUS,
 } from "./render/run-renderer.js";
 export { MIN_SPLIT_CHARS, pieceText, planSplit, type SplitPiece, splitMessage } from "./render/split.js";

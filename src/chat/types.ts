@@ -132,15 +132,49 @@ export interface OutboundLimits {
   measure?: (text: string) => number;
 }
 
+/** A tool call as a platform's native task card shows it (Slack's `task_update` stream chunk). */
+export interface ToolTask {
+  /** Stable per call (the tool call id); later states of the same call carry the same id. */
+  id: string;
+  /** The tool's name. */
+  title: string;
+  /** `pending`: waiting for an approval; `in_progress`: running; then `complete` or `error`. */
+  status: "pending" | "in_progress" | "complete" | "error";
+  /** What the tool last reported through `onUpdate` (or what it waits for), one short line. */
+  details?: string;
+  /** A failed call's error, one short line. */
+  output?: string;
+}
+
+/** One part of a reply message in order: converted text (the outbound's dialect) or a tool's task. */
+export type ReplyPart = { kind: "text"; text: string } | { kind: "task"; task: ToolTask };
+
+/** An approval card posted or updated through an outbound that {@link ChatOutbound.watchApprovals}. */
+export interface ApprovalShown {
+  thread: ThreadRef;
+  messageId: string;
+  card: ApprovalCard;
+}
+
 /**
  * The few operations a worker needs to show a run in a chat. Implementations are REST clients (no
  * gateway connection). Every method may reject with a platform error; callers log and carry on.
  */
 export interface ChatOutbound {
   readonly limits: OutboundLimits;
-  post(thread: ThreadRef, text: string): Promise<PostedMessage>;
-  /** Replaces the text of a message the bot posted. */
-  edit(thread: ThreadRef, messageId: string, text: string): Promise<void>;
+  /**
+   * True when the outbound shows tool calls as native task cards: the renderer then passes `parts`
+   * to {@link ChatOutbound.post} / {@link ChatOutbound.edit} (the same content as `text`, with each
+   * progress line as a {@link ToolTask}). Default: absent (progress lines only).
+   */
+  readonly toolTasks?: boolean;
+  /**
+   * Posts a reply message. `parts` (only when {@link ChatOutbound.toolTasks}) is `text` in structured
+   * form; an outbound that cannot use it shows `text`.
+   */
+  post(thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage>;
+  /** Replaces the text of a message the bot posted (`parts` as in {@link ChatOutbound.post}). */
+  edit(thread: ThreadRef, messageId: string, text: string, parts?: ReplyPart[]): Promise<void>;
   delete(thread: ThreadRef, messageId: string): Promise<void>;
   /** Adds the bot's reaction; adding one that is already there is not an error. */
   react(thread: ThreadRef, messageId: string, emoji: string): Promise<void>;
@@ -152,6 +186,13 @@ export interface ChatOutbound {
   updateApproval(thread: ThreadRef, messageId: string, card: ApprovalCard): Promise<void>;
   /** A notice only `userId` sees (Slack ephemeral, Discord ephemeral reply); may fall back to a DM. */
   notify(thread: ThreadRef, userId: string, text: string): Promise<void>;
+  /**
+   * Subscribes to the approval cards posted or updated through this object (after the call resolved),
+   * in call order; returns the unsubscribe function. Listeners must not throw. Optional: see
+   * `watchApprovals` (src/chat), which adds it to any outbound; without it, the renderer cannot place
+   * text below a card or say that the run waits for one.
+   */
+  watchApprovals?(listener: (shown: ApprovalShown) => void): () => void;
 }
 
 /** How a run ended, as the chat shows it. */

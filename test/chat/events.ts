@@ -55,6 +55,13 @@ export const events = {
     toolName,
     args: {},
   }),
+  toolUpdate: (toolCallId: string, toolName: string, text: string): AgentEvent => ({
+    type: "tool_execution_update",
+    toolCallId,
+    toolName,
+    args: {},
+    partialResult: { content: [{ type: "text", text }], details: {} },
+  }),
   toolEnd: (
     toolCallId: string,
     toolName: string,

@@ -78,6 +78,8 @@ describe("createRunRenderer", () => {
       { op: "setStatus", thread: key, status: "is thinking…" },
       { op: "post", thread: key, text: "Let me", messageId: "m1" },
       { op: "edit", thread: key, messageId: "m1", text: "Let me check. More." },
+      { op: "setStatus", thread: key, status: "is running search…" },
+      { op: "setStatus", thread: key, status: "is thinking…" },
       { op: "edit", thread: key, messageId: "m1", text: "Let me check. More.\n\n🔧 search ✓ 1.2s" },
       {
         op: "edit",

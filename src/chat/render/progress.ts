@@ -1,7 +1,8 @@
 /**
- * Progress lines for tool executions: `🔧 name …` while running, `🔧 name ✓ 1.2s` when it succeeded,
- * `🔧 name ✗ <short error>` when it failed.
+ * Progress lines for tool executions: `🔧 name …` while running (followed by what the tool last reported
+ * through `onUpdate`), `🔧 name ✓ 1.2s` when it succeeded, `🔧 name ✗ <short error>` when it failed.
  */
+import type { ToolTask } from "../types.js";
 
 /** State of one tool execution as a progress line shows it. */
 export type ToolProgress =
@@ -11,6 +12,15 @@ export type ToolProgress =
 
 /** Longest error text a failed tool's progress line shows. */
 export const TOOL_ERROR_CHARS = 120;
+
+/** Longest progress text (`onUpdate`) a running tool's line shows. */
+export const TOOL_DETAILS_CHARS = 120;
+
+/**
+ * Longest `details` / `output` of a {@link ToolTask}: Slack's task_update chunk takes at most 256
+ * characters in each (https://docs.slack.dev/reference/methods/chat.appendStream#chunks).
+ */
+export const TASK_TEXT_CHARS = 256;
 
 /**
  * Formats a duration: tenths of a second below a minute (`0.4s`, `1.2s`, `59.9s`), then minutes and
@@ -31,10 +41,12 @@ export function formatDuration(ms: number): string {
  * The Markdown progress line of one tool call. The tool name is shown as given; the error is shortened
  * with {@link shortText} and Markdown-escaped so it renders literally.
  */
-export function formatToolLine(toolName: string, progress: ToolProgress): string {
+export function formatToolLine(toolName: string, progress: ToolProgress, details?: string): string {
   switch (progress.state) {
-    case "running":
-      return `🔧 ${toolName} …`;
+    case "running": {
+      const shown = details === undefined ? "" : shortText(details, TOOL_DETAILS_CHARS);
+      return shown === "" ? `🔧 ${toolName} …` : `🔧 ${toolName} … ${escapeMarkdown(shown)}`;
+    }
     case "succeeded":
       return progress.durationMs === undefined
         ? `🔧 ${toolName} ✓`
@@ -42,6 +54,38 @@ export function formatToolLine(toolName: string, progress: ToolProgress): string
     case "failed":
       return `🔧 ${toolName} ✗ ${escapeMarkdown(shortText(progress.error, TOOL_ERROR_CHARS) || "failed")}`;
   }
+}
+
+/**
+ * The task card of one tool call: `pending` while an approval waits, `in_progress` while it runs (with its
+ * progress text as `details`), then `complete` (its duration as `details`) or `error` (the error as
+ * `output`). Texts are plain, one line, within {@link TASK_TEXT_CHARS}. Never throws.
+ */
+export function toolTask(tool: {
+  id: string;
+  name: string;
+  progress: ToolProgress;
+  details: string | undefined;
+  awaitingApproval: boolean;
+}): ToolTask {
+  const task: ToolTask = { id: tool.id, title: tool.name, status: "in_progress" };
+  const details = tool.details === undefined ? "" : shortText(tool.details, TASK_TEXT_CHARS);
+  switch (tool.progress.state) {
+    case "running":
+      if (tool.awaitingApproval) task.status = "pending";
+      if (details !== "") task.details = details;
+      break;
+    case "succeeded":
+      task.status = "complete";
+      if (tool.progress.durationMs !== undefined)
+        task.details = `✓ ${formatDuration(tool.progress.durationMs)}`;
+      break;
+    case "failed":
+      task.status = "error";
+      task.output = shortText(tool.progress.error, TASK_TEXT_CHARS) || "failed";
+      break;
+  }
+  return task;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ChatOutbound, ThreadRef } from "../types.js";
+import type { ChatOutbound, ReplyPart, ThreadRef } from "../types.js";
 import type { RenderClock } from "./clock.js";
 
 /** The outbound operations the renderer performs, as reported to its `onError`. */
@@ -20,6 +20,8 @@ interface Slot {
   id: string | undefined;
   /** The text the message should show; `""` means it should not exist. */
   desired: string;
+  /** `desired` in structured form, passed along when present (outbounds that take tool tasks). */
+  parts: ReplyPart[] | undefined;
   /** The text the platform is known to show (after a successful post or edit). */
   sent: string | undefined;
   deleted: boolean;
@@ -64,12 +66,16 @@ export class ReplyMessages {
     return slot === undefined ? Number.NEGATIVE_INFINITY : slot.lastStartAt + this.options.minEditIntervalMs;
   }
 
-  /** Sets what message `index` should show (`""`: delete it) and starts syncing. Creates messages as needed. */
-  set(index: number, text: string): void {
+  /**
+   * Sets what message `index` should show (`""`: delete it) and starts syncing. Creates messages as needed.
+   * `parts` is `text` in structured form (see `ChatOutbound.toolTasks`); messages are compared by `text`.
+   */
+  set(index: number, text: string, parts?: ReplyPart[]): void {
     while (this.slots.length <= index) {
       this.slots.push({
         id: undefined,
         desired: "",
+        parts: undefined,
         sent: undefined,
         deleted: false,
         inFlight: false,
@@ -80,6 +86,7 @@ export class ReplyMessages {
     const slot = this.slots[index]!;
     if (slot.deleted && text !== "") Object.assign(slot, { id: undefined, sent: undefined, deleted: false });
     slot.desired = text;
+    slot.parts = parts;
     this.pump(index, false);
   }
 
@@ -139,6 +146,7 @@ export class ReplyMessages {
     const slot = this.slots[index]!;
     const { outbound, thread } = this.options;
     const text = slot.desired;
+    const parts = slot.parts;
     const operation: RenderOperation = slot.id === undefined ? "post" : text === "" ? "delete" : "edit";
     slot.inFlight = true;
     this.inFlightCount++;
@@ -146,12 +154,16 @@ export class ReplyMessages {
     let succeeded = false;
     try {
       if (slot.id === undefined) {
-        slot.id = (await outbound.post(thread, text)).id;
+        slot.id = (
+          await (parts === undefined ? outbound.post(thread, text) : outbound.post(thread, text, parts))
+        ).id;
       } else if (operation === "delete") {
         await outbound.delete(thread, slot.id);
         slot.deleted = true;
       } else {
-        await outbound.edit(thread, slot.id, text);
+        await (parts === undefined
+          ? outbound.edit(thread, slot.id, text)
+          : outbound.edit(thread, slot.id, text, parts));
       }
       slot.sent = text;
       succeeded = true;

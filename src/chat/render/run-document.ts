@@ -1,6 +1,22 @@
 import { unclosedFence } from "./markdown-lines.js";
 import { formatToolLine, type ToolProgress } from "./progress.js";
 
+/** A tool call as the document holds it (see {@link RenderedRun.tools}). */
+export interface ToolView {
+  id: string;
+  name: string;
+  progress: ToolProgress;
+  /** The tool's latest `onUpdate` text, or what it waits for (an approval); one short line. */
+  details: string | undefined;
+  /** True while an approval card for this call waits. */
+  awaitingApproval: boolean;
+}
+
+/** Marks where tool `n` stands in a rendering with tokens: `TOOL_TOKEN_OPEN + n + TOOL_TOKEN_CLOSE`. */
+export const TOOL_TOKEN_OPEN = "\uE000";
+/** See {@link TOOL_TOKEN_OPEN}. */
+export const TOOL_TOKEN_CLOSE = "\uE001";
+
 /** The Markdown of a run so far, with what the renderer needs to place it in messages. */
 export interface RenderedRun {
   markdown: string;
@@ -8,11 +24,13 @@ export interface RenderedRun {
   runningFrom: number;
   /** Offsets where a new message must begin (a user message reached the agent mid-run), ascending. */
   breaks: number[];
+  /** The tool calls in order; with `tokens`, tool `n` is rendered as a token instead of its line. */
+  tools: ToolView[];
 }
 
 type Block =
   | { kind: "text"; chunks: string[]; complete: boolean; close: string | undefined }
-  | { kind: "tool"; name: string; progress: ToolProgress; startedAt: number }
+  | ({ kind: "tool"; startedAt: number } & ToolView)
   | { kind: "line"; text: string }
   | { kind: "break" };
 
@@ -93,10 +111,49 @@ export class RunDocument {
   /** A tool started: adds its `🔧 name …` line. */
   startTool(toolCallId: string, name: string, now: number): void {
     this.completeText();
-    const block: Block = { kind: "tool", name, progress: { state: "running" }, startedAt: now };
+    const block: Block = {
+      kind: "tool",
+      id: toolCallId,
+      name,
+      progress: { state: "running" },
+      startedAt: now,
+      details: undefined,
+      awaitingApproval: false,
+    };
     this.tools.set(toolCallId, block);
     this.blocks.push(block);
     this.visible = true;
+  }
+
+  /** A running tool reported progress (or waits): `details` is shown with it. False when nothing changed. */
+  updateTool(toolCallId: string, details: string | undefined): boolean {
+    const block = this.tools.get(toolCallId);
+    if (block === undefined || block.details === details) return false;
+    block.details = details;
+    return true;
+  }
+
+  /**
+   * Marks the running calls of `toolName` that have reported nothing yet as waiting for an approval
+   * (`waiting` true) or as no longer waiting. Returns true when something visible changed.
+   */
+  setAwaitingApproval(toolName: string, waiting: boolean, details: string | undefined): boolean {
+    let changed = false;
+    for (const block of this.tools.values()) {
+      if (block.name !== toolName || block.awaitingApproval === waiting) continue;
+      if (waiting && block.details !== undefined) continue;
+      block.awaitingApproval = waiting;
+      block.details = details;
+      changed = true;
+    }
+    return changed;
+  }
+
+  /** Names of the tools running now, in start order (duplicates kept once). */
+  get runningTools(): string[] {
+    return [
+      ...new Set([...this.tools.values()].filter((tool) => !tool.awaitingApproval).map((tool) => tool.name)),
+    ];
   }
 
   /**
@@ -110,6 +167,8 @@ export class RunDocument {
       outcome.error === undefined
         ? { state: "succeeded", durationMs: outcome.durationMs ?? now - block.startedAt }
         : { state: "failed", error: outcome.error };
+    block.details = undefined;
+    block.awaitingApproval = false;
     this.tools.delete(toolCallId);
     return true;
   }
@@ -128,26 +187,42 @@ export class RunDocument {
     this.blocks.push({ kind: "break" });
   }
 
-  /** The Markdown so far. Consecutive progress lines are separated by one newline, blocks by a blank line. */
-  render(): RenderedRun {
+  /**
+   * The Markdown so far. Consecutive progress lines are separated by one newline, blocks by a blank line.
+   * With `tokens`, each progress line is replaced by its tool's token (see {@link TOOL_TOKEN_OPEN}).
+   */
+  render(tokens = false): RenderedRun {
     let markdown = "";
     let previous: Block["kind"] | undefined;
     let runningFrom: number | undefined;
     const breaks: number[] = [];
+    const tools: ToolView[] = [];
     for (const block of this.blocks) {
       if (block.kind === "break") {
         breaks.push(markdown.length);
         previous = undefined;
         continue;
       }
-      const text = this.renderBlock(block);
+      let text: string;
+      if (block.kind === "tool") {
+        text = tokens ? `${TOOL_TOKEN_OPEN}${tools.length}${TOOL_TOKEN_CLOSE}` : this.renderBlock(block);
+        tools.push({
+          id: block.id,
+          name: block.name,
+          progress: block.progress,
+          details: block.details,
+          awaitingApproval: block.awaitingApproval,
+        });
+      } else {
+        text = this.renderBlock(block);
+      }
       if (text === "") continue;
       if (previous !== undefined) markdown += previous === "tool" && block.kind === "tool" ? "\n" : "\n\n";
       if (block.kind === "tool" && block.progress.state === "running") runningFrom ??= markdown.length;
       markdown += text;
       previous = block.kind;
     }
-    return { markdown, runningFrom: runningFrom ?? markdown.length, breaks };
+    return { markdown, runningFrom: runningFrom ?? markdown.length, breaks, tools };
   }
 
   private renderBlock(block: Exclude<Block, { kind: "break" }>): string {
@@ -158,7 +233,7 @@ export class RunDocument {
         return block.close === undefined || text === "" ? text : `${text}\n${block.close}`;
       }
       case "tool":
-        return formatToolLine(block.name, block.progress);
+        return formatToolLine(block.name, block.progress, block.details);
       case "line":
         return block.text;
     }

@@ -1,16 +1,18 @@
 import type { AgentEvent, AgentToolResult } from "../../agent/index.js";
-import type { ChatOutbound, RunOutcome, RunStats, ThreadRef } from "../types.js";
+import { threadId } from "../thread-ref.js";
+import type { ApprovalShown, ChatOutbound, RunOutcome, RunStats, ThreadRef } from "../types.js";
 import { type RenderClock, systemClock } from "./clock.js";
 import { formatRunFooter } from "./footer.js";
 import { type LaidOutPiece, type Placement, planLayout } from "./layout-plan.js";
 import { createDialectConverter, type DialectConverter } from "./markdown.js";
 import { formatFailureLine, formatOutcomeLine } from "./outcome.js";
 import { type RenderOperation, ReplyMessages } from "./reply-messages.js";
-import { RunDocument } from "./run-document.js";
+import { RunDocument, type ToolView } from "./run-document.js";
+import { approvalStatus, runningStatus, THINKING_STATUS } from "./run-status.js";
 import { MIN_SPLIT_CHARS, pieceText, planSplit } from "./split.js";
+import { withToolTasks } from "./tool-parts.js";
 
-/** The status shown from the first turn until the run finishes. */
-export const THINKING_STATUS = "is thinking…";
+export { approvalStatus, runningStatus, THINKING_STATUS } from "./run-status.js";
 
 /** What a run that produced nothing visible shows. */
 export const EMPTY_REPLY_MARKDOWN = "_(no reply)_";
@@ -118,6 +120,14 @@ class Renderer {
   private flushPending = false;
   private flushTimer: unknown;
   private statusShown = false;
+  /** The status last asked for (repeats are not sent). */
+  private statusText: string | null = null;
+  /** Requester names of the approval cards waiting now, by card message id. */
+  private readonly waitingCards = new Map<string, string>();
+  private readonly unwatch: (() => void) | undefined;
+  /** Tool calls of the last rendering, for tokens (outbounds that take tool tasks). */
+  private tools: ToolView[] = [];
+  private readonly tokens: boolean;
   private statusChain: Promise<void> = Promise.resolve();
   private lastFailureLine: string | undefined;
   private abortMessage: string | undefined;
@@ -137,6 +147,11 @@ class Renderer {
     this.maxChars = Math.max(MIN_SPLIT_CHARS, limits.maxMessageChars);
     this.measure = limits.measure ?? ((text) => text.length);
     this.converter = createDialectConverter(limits.dialect);
+    this.tokens = options.outbound.toolTasks === true;
+    const key = threadId(this.thread);
+    this.unwatch = options.outbound.watchApprovals?.((shown) => {
+      if (threadId(shown.thread) === key) this.onApproval(shown);
+    });
     this.messages = new ReplyMessages({
       outbound: this.outbound,
       thread: this.thread,
@@ -169,15 +184,15 @@ class Renderer {
     const document = this.document;
     switch (event.type) {
       case "turn_start":
-        if (!this.statusShown) {
-          this.statusShown = true;
-          this.setStatus(THINKING_STATUS);
-        }
+        this.statusShown = true;
+        this.showPhase();
         return false;
       case "message_start": {
         const role = roleOf(event.message);
-        if (role === "assistant") document.startAssistantMessage();
-        else if (role === "user") document.addBreak();
+        if (role === "assistant") {
+          document.startAssistantMessage();
+          this.showPhase();
+        } else if (role === "user") document.addBreak();
         return false;
       }
       case "message_update": {
@@ -198,18 +213,64 @@ class Renderer {
       }
       case "tool_execution_start":
         document.startTool(event.toolCallId, event.toolName, this.clock.now());
+        this.showPhase();
         return true;
+      case "tool_execution_update": {
+        const text = resultText(event.partialResult);
+        return document.updateTool(event.toolCallId, text.trim() === "" ? undefined : text);
+      }
       case "tool_execution_end": {
         const outcome = event.isError
           ? { error: resultText(event.result) }
           : event.durationMs === undefined
             ? {}
             : { durationMs: event.durationMs };
-        return document.endTool(event.toolCallId, outcome, this.clock.now());
+        const changed = document.endTool(event.toolCallId, outcome, this.clock.now());
+        this.showPhase();
+        return changed;
       }
       default:
         return false;
     }
+  }
+
+  /**
+   * An approval card was posted or updated in this thread: while it waits, the run says whose approval
+   * it waits for and its tool shows as waiting; content from now on goes below the card.
+   */
+  private onApproval(shown: ApprovalShown): void {
+    if (this.finishing !== undefined) return;
+    const { card } = shown;
+    const waiting = card.state.kind === "pending";
+    const known = this.waitingCards.has(shown.messageId);
+    if (waiting) this.waitingCards.set(shown.messageId, card.requesterName);
+    else this.waitingCards.delete(shown.messageId);
+    let changed = false;
+    if (this.cutIndex === undefined && !this.document.truncated) {
+      const details = waiting ? `waiting for ${card.requesterName}'s approval` : undefined;
+      changed = this.document.setAwaitingApproval(card.toolName, waiting, details);
+      // The card sits below everything shown so far: what follows goes into a new message under it.
+      if (waiting && !known) this.document.addBreak();
+    }
+    this.showPhase();
+    if (changed) {
+      this.dirty = true;
+      this.requestFlush();
+    }
+  }
+
+  /** Shows what the run does now: waiting for an approval, running tools, or thinking. */
+  private showPhase(): void {
+    if (!this.statusShown) return;
+    const approver = [...this.waitingCards.values()][0];
+    const running = this.document.runningTools;
+    const status =
+      approver !== undefined
+        ? approvalStatus(approver)
+        : running.length > 0
+          ? runningStatus(running)
+          : THINKING_STATUS;
+    if (status !== this.statusText) this.setStatus(status);
   }
 
   /** After the cut only how model calls end is kept (for the notice message); true when it changed. */
@@ -256,8 +317,10 @@ class Renderer {
 
   /** Where the document's content goes (see {@link planLayout}); touches no message. */
   private plan(limit: number): Placement {
+    const rendered = this.document.render(this.tokens);
+    this.tools = rendered.tools;
     return planLayout(
-      this.document.render(),
+      rendered,
       { frozenCount: this.frozenCount, frozenOffset: this.frozenOffset, carry: this.carry },
       (text) => this.layoutPieces(text),
       limit,
@@ -267,7 +330,7 @@ class Renderer {
   /** Hands the planned texts to the messages (messages past the content are emptied) and keeps the state. */
   private commit(placement: Placement): void {
     for (const [index, text] of placement.texts.entries())
-      if (text !== undefined) this.messages.set(index, text);
+      if (text !== undefined) this.messages.set(index, text, placement.parts[index]);
     if (!placement.overflow) {
       for (let index = placement.end; index < this.messages.count; index++) this.messages.set(index, "");
     }
@@ -299,7 +362,9 @@ class Renderer {
     for (;;) {
       const plan = planSplit(text, budget);
       const pieces = plan.map((piece, index) => ({
-        text: tidy(this.converter.convert(pieceText(text, piece))),
+        ...(this.tokens
+          ? withToolTasks(tidy(this.converter.convert(pieceText(text, piece))), this.tools, this.converter)
+          : { text: tidy(this.converter.convert(pieceText(text, piece))), parts: undefined }),
         end: piece.end,
         nextReopen: plan[index + 1]?.reopen,
       }));
@@ -339,6 +404,7 @@ class Renderer {
     await this.messages.whenIdle();
     await this.messages.retryUnsynced();
     this.messages.dispose();
+    this.unwatch?.();
     if (this.statusShown) this.setStatus(null);
     await this.statusChain;
   }
@@ -350,6 +416,7 @@ class Renderer {
 
   /** Status updates are chained so a clear never overtakes the set. */
   private setStatus(status: string | null): void {
+    this.statusText = status;
     this.statusChain = this.statusChain.then(() =>
       this.outbound.setStatus(this.thread, status).catch((err: unknown) => this.report(err, "setStatus")),
     );
