@@ -1,4 +1,5 @@
 import { defaultConvertToLlm } from "./convert.js";
+import { InterruptLatch } from "./interrupts.js";
 import { failureMessage, runAgentLoop, runAgentLoopContinue } from "./loop.js";
 import type {
   AfterToolCallContext,
@@ -12,6 +13,7 @@ import type {
   BeforeToolCallContext,
   BeforeToolCallResult,
   ImageContent,
+  InterruptNotice,
   Message,
   Model,
   PrepareNextTurnResult,
@@ -85,6 +87,11 @@ export const UNKNOWN_MODEL: Model = {
 interface QueueEntry {
   message: AgentMessage;
   inFlight: boolean;
+}
+
+/** True when a queue holds a message no drain has taken yet. */
+function hasReady(queue: readonly QueueEntry[]): boolean {
+  return queue.some((entry) => !entry.inFlight);
 }
 
 /** The `Agent`'s observable state. */
@@ -163,6 +170,13 @@ export class Agent {
   private listeners: readonly AgentListener[] = [];
   private steeringQueue: QueueEntry[] = [];
   private followUpQueue: QueueEntry[] = [];
+  private interruptQueue: QueueEntry[] = [];
+  /** Aborts the model stream (interrupts) and interruptible tools (interrupts and steers) of a run. */
+  private readonly latch = new InterruptLatch((phase) =>
+    phase === "stream"
+      ? hasReady(this.interruptQueue)
+      : hasReady(this.interruptQueue) || hasReady(this.steeringQueue),
+  );
   private controller: AbortController | undefined;
   private running: Promise<void> | undefined;
 
@@ -197,9 +211,24 @@ export class Agent {
     return this.controller?.signal;
   }
 
-  /** Queues a message for delivery after the current tool batch. Works whether or not a run is active. */
-  steer(message: AgentMessage): void {
+  /**
+   * Queues a message for delivery after the current tool batch. Works whether or not a run is active. A
+   * running tool declared `interruptible` is aborted by it (deviation 6); `notice` names who sent it.
+   */
+  steer(message: AgentMessage, notice: InterruptNotice = {}): void {
     this.steeringQueue.push({ message, inFlight: false });
+    this.latch.steer(notice);
+  }
+
+  /**
+   * Delivers a message now (deviation 6): a streaming model request is aborted — its partial answer stays
+   * in the transcript, marked `interrupted` — and the next request starts at once with the message; while
+   * tools run, it is delivered after the batch like a steer and aborts the tools declared `interruptible`.
+   * Never ends the run. When idle, the message waits for the next run (delivered before steering).
+   */
+  interrupt(message: AgentMessage, notice: InterruptNotice = {}): void {
+    this.interruptQueue.push({ message, inFlight: false });
+    this.latch.interrupt(notice);
   }
 
   /** Queues a message for delivery when the agent would otherwise stop. */
@@ -213,15 +242,22 @@ export class Agent {
   clearFollowUpQueue(): void {
     this.followUpQueue = [];
   }
+  clearInterruptQueue(): void {
+    this.interruptQueue = [];
+  }
   clearAllQueues(): void {
+    this.clearInterruptQueue();
     this.clearSteeringQueue();
     this.clearFollowUpQueue();
   }
   hasQueuedMessages(): boolean {
-    return this.steeringQueue.length > 0 || this.followUpQueue.length > 0;
+    return this.interruptQueue.length > 0 || this.steeringQueue.length > 0 || this.followUpQueue.length > 0;
   }
-  /** The next batch a drain would take (steering first), without taking it. */
+  /** The next batch a drain would take (interrupts, then steering, then follow-ups), without taking it. */
   peekQueuedMessages(): AgentMessage[] {
+    if (hasReady(this.interruptQueue)) {
+      return this.interruptQueue.filter((entry) => !entry.inFlight).map((entry) => entry.message);
+    }
     const queue = this.steeringQueue.length > 0 ? this.steeringQueue : this.followUpQueue;
     const mode = queue === this.steeringQueue ? this.steeringMode : this.followUpMode;
     const ready = queue.filter((entry) => !entry.inFlight).map((entry) => entry.message);
@@ -287,7 +323,8 @@ export class Agent {
       );
       return;
     }
-    const steering = this.drain(this.steeringQueue, this.steeringMode);
+    const interrupts = this.drain(this.interruptQueue, "all");
+    const steering = [...interrupts, ...this.drain(this.steeringQueue, this.steeringMode)];
     if (steering.length > 0) {
       await this.run((config, emit, signal, context) =>
         runAgentLoop(steering, context, config, emit, signal, this.requireStreamFn(), { initialPending: [] }),
@@ -321,8 +358,8 @@ export class Agent {
   }
 
   private settleInjected(message: AgentMessage): void {
-    if (this.steeringQueue.length === 0 && this.followUpQueue.length === 0) return;
-    for (const queue of [this.steeringQueue, this.followUpQueue]) {
+    if (!this.hasQueuedMessages()) return;
+    for (const queue of [this.interruptQueue, this.steeringQueue, this.followUpQueue]) {
       const index = queue.findIndex((entry) => entry.inFlight && entry.message === message);
       if (index >= 0) {
         queue.splice(index, 1);
@@ -332,6 +369,7 @@ export class Agent {
   }
 
   private releaseInFlight(): void {
+    for (const entry of this.interruptQueue) entry.inFlight = false;
     for (const entry of this.steeringQueue) entry.inFlight = false;
     for (const entry of this.followUpQueue) entry.inFlight = false;
   }
@@ -346,6 +384,10 @@ export class Agent {
       toolExecution: this.toolExecution,
       getSteeringMessages: async () => this.drain(this.steeringQueue, this.steeringMode),
       getFollowUpMessages: async () => this.drain(this.followUpQueue, this.followUpMode),
+      interrupts: {
+        signal: (phase) => this.latch.signal(phase),
+        take: async () => this.drain(this.interruptQueue, "all"),
+      },
     };
     if (thinkingLevel !== "off") config.reasoning = thinkingLevel;
     if (this.sessionId !== undefined) config.sessionId = this.sessionId;

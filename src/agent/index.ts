@@ -13,6 +13,7 @@ export {
 } from "./agent.js";
 export { defaultConvertToLlm, IncrementalConverter } from "./convert.js";
 export { createAssistantMessageEventStream, EventStream, type EventStreamOptions } from "./event-stream.js";
+export { InterruptLatch, interruptedToolText, linkSignals, noticeOf } from "./interrupts.js";
 export {
   ABORTED_REQUEST_TEXT,
   agentLoop,
@@ -26,6 +27,7 @@ export {
 } from "./loop.js";
 export {
   ABORTED_TOOL_TEXT,
+  abortToolCalls,
   BLOCKED_TOOL_TEXT,
   executePreparedToolCall,
   type FinalizedToolCall,

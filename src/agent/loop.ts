@@ -1,6 +1,7 @@
 import { defaultConvertToLlm, IncrementalConverter } from "./convert.js";
 import { EventStream } from "./event-stream.js";
-import { runToolBatch } from "./tool-calls.js";
+import { linkSignals, noticeOf } from "./interrupts.js";
+import { abortToolCalls, runToolBatch } from "./tool-calls.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -220,8 +221,25 @@ class LoopRun {
     return (await this.config.getSteeringMessages?.()) ?? [];
   }
 
+  /** A drain point: interrupt messages first (they were meant for "now"), then the steering poll. */
+  private async pollQueued(): Promise<AgentMessage[]> {
+    const interrupts = (await this.config.interrupts?.take()) ?? [];
+    const steering = await this.pollSteering();
+    return interrupts.length === 0 ? steering : [...interrupts, ...steering];
+  }
+
+  /** Injects queued messages into the transcript (inside the current turn). */
+  private async inject(messages: readonly AgentMessage[]): Promise<void> {
+    for (const message of messages) {
+      await this.emit({ type: "message_start", message });
+      await this.emit({ type: "message_end", message });
+      this.context.messages.push(message);
+      this.newMessages.push(message);
+    }
+  }
+
   private async loop(initialPending: AgentMessage[] | undefined): Promise<void> {
-    let pending = initialPending ?? (await this.pollSteering());
+    let pending = initialPending ?? (await this.pollQueued());
     let lastTurn: TurnContext | undefined;
     for (;;) {
       let hasMoreToolCalls = true;
@@ -229,19 +247,27 @@ class LoopRun {
         if (lastTurn) {
           const update = await this.config.prepareNextTurn?.(lastTurn);
           if (update) this.applyTurnUpdate(update);
-          if (pending.length === 0) pending = await this.pollSteering();
+          if (pending.length === 0) pending = await this.pollQueued();
           await this.startTurn();
         }
-        for (const message of pending) {
-          await this.emit({ type: "message_start", message });
-          await this.emit({ type: "message_end", message });
-          this.context.messages.push(message);
-          this.newMessages.push(message);
-        }
+        await this.inject(pending);
         pending = [];
 
         const message = await this.streamAssistantResponse();
         this.newMessages.push(message);
+        if (message.interrupted) {
+          // Deviation 6: the cut answer stays; its calls get results; the next request starts at once.
+          const toolResults = await this.abortCalls(message);
+          lastTurn = { message, toolResults, context: this.context, newMessages: this.newMessages };
+          await this.endTurn(message, toolResults);
+          if (await this.config.shouldStopAfterTurn?.(lastTurn)) {
+            await this.emit({ type: "agent_end", messages: this.newMessages });
+            return;
+          }
+          pending = await this.pollQueued();
+          hasMoreToolCalls = true;
+          continue;
+        }
         if (message.stopReason === "error" || message.stopReason === "aborted") {
           await this.endTurn(message, []);
           await this.emit({ type: "agent_end", messages: this.newMessages });
@@ -259,6 +285,7 @@ class LoopRun {
             config: this.config,
             emit: (event) => this.emit(event),
             signal: this.signal,
+            interruptSignal: this.config.interrupts?.signal("tools"),
           });
           toolResults = batch.toolResults;
           hasMoreToolCalls = !batch.terminate;
@@ -274,7 +301,7 @@ class LoopRun {
           await this.emit({ type: "agent_end", messages: this.newMessages });
           return;
         }
-        pending = await this.pollSteering();
+        pending = await this.pollQueued();
       }
       const followUps = (await this.config.getFollowUpMessages?.()) ?? [];
       if (followUps.length === 0) break;
@@ -294,6 +321,25 @@ class LoopRun {
     }
   }
 
+  /** `Operation aborted` results for the tool calls of an interrupted response (deviation 1). */
+  private async abortCalls(message: AssistantMessage): Promise<ToolResultMessage[]> {
+    const toolCalls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    if (toolCalls.length === 0) return [];
+    const toolResults = await abortToolCalls({
+      assistantMessage: message,
+      toolCalls,
+      context: this.context,
+      config: this.config,
+      emit: (event) => this.emit(event),
+      signal: this.signal,
+    });
+    for (const result of toolResults) {
+      this.context.messages.push(result);
+      this.newMessages.push(result);
+    }
+    return toolResults;
+  }
+
   /** Deviation 2: stands in for the model response once the run is aborted. */
   private async synthesizeAbortedResponse(): Promise<AssistantMessage> {
     const aborted = abortedMessage(this.config.model);
@@ -308,14 +354,15 @@ class LoopRun {
     const messages = this.context.messages;
     if (this.signal?.aborted) return this.synthesizeAbortedResponse();
     const config = this.config;
-    let llmMessages: Message[];
-    if (config.convertToLlm === defaultConvertToLlm && !config.transformContext) {
-      llmMessages = this.converter.convert(messages);
-    } else {
-      const transformed = config.transformContext
-        ? await config.transformContext(messages, this.signal)
-        : messages;
-      llmMessages = await config.convertToLlm(transformed);
+    let interrupt = config.interrupts?.signal("stream");
+    let llmMessages = await this.convert(messages);
+    // An interrupt that came while the request was prepared joins it instead of aborting it at once.
+    for (let round = 0; interrupt?.aborted && round < 3 && !this.signal?.aborted; round++) {
+      const taken = (await config.interrupts?.take()) ?? [];
+      interrupt = config.interrupts?.signal("stream");
+      if (taken.length === 0) continue;
+      await this.inject(taken);
+      llmMessages = await this.convert(messages);
     }
     const request: LlmContext = { systemPrompt: this.context.systemPrompt, messages: llmMessages };
     if (this.context.tools) request.tools = this.context.tools;
@@ -323,10 +370,35 @@ class LoopRun {
       (config.getApiKey ? await config.getApiKey(config.model.provider) : undefined) || config.apiKey;
     const options = { ...config };
     if (apiKey !== undefined) options.apiKey = apiKey;
-    if (this.signal) options.signal = this.signal;
-    // The async hooks above may have outlived an abort.
-    if (this.signal?.aborted) return this.synthesizeAbortedResponse();
-    const response = await this.streamFn(config.model, request, options);
+    // The request's signal: the run's, and (deviation 6) an interrupt's, which aborts this request only.
+    const requestSignal = linkSignals(this.signal, interrupt);
+    if (requestSignal.signal) options.signal = requestSignal.signal;
+    try {
+      // The async hooks above may have outlived an abort.
+      if (this.signal?.aborted) return await this.synthesizeAbortedResponse();
+      return await this.streamResponse(await this.streamFn(config.model, request, options), interrupt);
+    } finally {
+      requestSignal.dispose();
+    }
+  }
+
+  private async convert(messages: AgentMessage[]): Promise<Message[]> {
+    const config = this.config;
+    if (config.convertToLlm === defaultConvertToLlm && !config.transformContext) {
+      return this.converter.convert(messages);
+    }
+    const transformed = config.transformContext
+      ? await config.transformContext(messages, this.signal)
+      : messages;
+    return config.convertToLlm(transformed);
+  }
+
+  /** Spec §11 steps 6: the provider events → message events; returns the final message. */
+  private async streamResponse(
+    response: Awaited<ReturnType<StreamFn>>,
+    interrupt: AbortSignal | undefined,
+  ): Promise<AssistantMessage> {
+    const messages = this.context.messages;
 
     let partial: AssistantMessage | undefined;
     for await (const event of response) {
@@ -358,16 +430,25 @@ class LoopRun {
           break;
         case "done":
         case "error":
-          return this.finishResponse(await response.result(), partial !== undefined);
+          return this.finishResponse(await response.result(), partial !== undefined, interrupt);
         default:
           break;
       }
     }
-    return this.finishResponse(await response.result(), partial !== undefined);
+    return this.finishResponse(await response.result(), partial !== undefined, interrupt);
   }
 
-  private async finishResponse(final: AssistantMessage, started: boolean): Promise<AssistantMessage> {
+  private async finishResponse(
+    response: AssistantMessage,
+    started: boolean,
+    interrupt: AbortSignal | undefined,
+  ): Promise<AssistantMessage> {
     const messages = this.context.messages;
+    // Aborted by an interrupt, not by the run: the partial answer is kept, marked (deviation 6).
+    const final =
+      response.stopReason === "aborted" && interrupt?.aborted && !this.signal?.aborted
+        ? { ...response, interrupted: noticeOf(interrupt) }
+        : response;
     this.partialInContext = false;
     if (started) {
       messages[messages.length - 1] = final;

@@ -1,3 +1,4 @@
+import { interruptedToolText, linkSignals, noticeOf } from "./interrupts.js";
 import type {
   AgentContext,
   AgentEventSink,
@@ -42,6 +43,11 @@ export interface ToolBatchInput {
   config: AgentLoopConfig;
   emit: AgentEventSink;
   signal: AbortSignal | undefined;
+  /**
+   * Aborts when a steer or interrupt arrives during the batch (deviation 6). Only tools declared
+   * `interruptible` see it: they are aborted, or not started once it has aborted.
+   */
+  interruptSignal?: AbortSignal | undefined;
 }
 
 export function errorResult(text: string): AgentToolResult {
@@ -106,6 +112,11 @@ export async function executePreparedToolCall(
 ): Promise<FinalizedToolCall> {
   const { toolCall, tool, args } = prepared;
   if (input.signal?.aborted) return { toolCall, result: errorResult(ABORTED_TOOL_TEXT), isError: true };
+  const interrupt = tool.interruptible ? input.interruptSignal : undefined;
+  if (interrupt?.aborted) {
+    // A message already waits for the model: an interruptible tool yields to it before it starts.
+    return { toolCall, result: errorResult(interruptedToolText(noticeOf(interrupt))), isError: true };
+  }
   const updates: Promise<void>[] = [];
   let acceptingUpdates = true;
   const onUpdate = (partialResult: AgentToolResult): void => {
@@ -125,12 +136,20 @@ export async function executePreparedToolCall(
     }
   };
   const started = performance.now();
+  const signal = linkSignals(input.signal, interrupt);
   let outcome: FinalizedToolCall;
   try {
-    const result = await tool.execute(toolCall.id, args, input.signal, onUpdate);
+    const result = await tool.execute(toolCall.id, args, signal.signal, onUpdate);
     outcome = { toolCall, result, isError: false };
   } catch (err) {
-    outcome = { toolCall, result: errorResult(messageOf(err)), isError: true };
+    // A throw after a new message aborted the tool reports the interruption, not the tool's own words.
+    const text =
+      interrupt?.aborted && !input.signal?.aborted
+        ? interruptedToolText(noticeOf(interrupt))
+        : messageOf(err);
+    outcome = { toolCall, result: errorResult(text), isError: true };
+  } finally {
+    signal.dispose();
   }
   outcome.durationMs = Math.round(performance.now() - started);
   acceptingUpdates = false;
@@ -257,6 +276,23 @@ async function runParallel(input: ToolBatchInput): Promise<ToolBatchResult> {
   const toolResults = outcomes.map(toolResultMessage);
   for (const message of toolResults) await emitResultMessage(input, message);
   return { toolResults, terminate: batchTerminates(outcomes) };
+}
+
+/**
+ * Deviation 6 with deviation 1: the calls of a response an interrupt cut short never run; each gets
+ * `tool_execution_start`, `tool_execution_end` (isError) and an `Operation aborted` result, in call order.
+ */
+export async function abortToolCalls(input: ToolBatchInput): Promise<ToolResultMessage[]> {
+  const toolResults: ToolResultMessage[] = [];
+  for (const toolCall of input.toolCalls) {
+    await emitStart(input, toolCall);
+    const outcome: FinalizedToolCall = { toolCall, result: errorResult(ABORTED_TOOL_TEXT), isError: true };
+    await emitEnd(input, outcome);
+    const message = toolResultMessage(outcome);
+    toolResults.push(message);
+    await emitResultMessage(input, message);
+  }
+  return toolResults;
 }
 
 /** §7: a response cut by the token limit never executes its (possibly truncated) calls. */

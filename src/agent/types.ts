@@ -46,6 +46,8 @@ export interface Usage {
   cacheRead: number;
   cacheWrite: number;
   totalTokens: number;
+  /** Of `output`, the reasoning tokens, when the provider reports them (priced on their own when set). */
+  reasoning?: number;
   cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
 
@@ -66,6 +68,11 @@ export interface AssistantMessage {
   usage: Usage;
   stopReason: StopReason;
   errorMessage?: string;
+  /**
+   * Set (with `stopReason: "aborted"`) when an interrupt cut this response short (deviation 6): the message
+   * stays in the transcript as the partial answer; `by` names who interrupted, when the source said so.
+   */
+  interrupted?: InterruptNotice;
   timestamp: number;
 }
 
@@ -207,6 +214,12 @@ export interface AgentTool<TParams extends z.ZodType = z.ZodType, TDetails = unk
     onUpdate?: AgentToolUpdateCallback<TDetails>,
   ) => Promise<AgentToolResult<TDetails>>;
   executionMode?: ToolExecutionMode;
+  /**
+   * True when a steer or interrupt that arrives while this tool runs may abort it (deviation 6): its signal
+   * then aborts with an {@link InterruptNotice} reason and its result tells the model it was interrupted by
+   * a new message. Leave unset (the default) for side-effecting tools that must not stop half-way.
+   */
+  interruptible?: boolean;
 }
 
 /** A tool with any schema and details; what collections of tools are typed as. */
@@ -274,6 +287,37 @@ export interface PrepareNextTurnResult {
 
 type MaybePromise<T> = T | Promise<T>;
 
+/**
+ * Who interrupted: the `reason` of an interrupt source's signals, and the marker on a response an
+ * interrupt cut short. `by` is a display name (e.g. the chat author of the new message), if known.
+ */
+export interface InterruptNotice {
+  by?: string;
+}
+
+/**
+ * Where the loop learns of messages that must be delivered now (deviation 6). Push, not polling: the loop
+ * asks for a signal when a phase starts and the source aborts it the moment a message arrives, so the abort
+ * reaches the model request (or the interruptible tools) at once.
+ *
+ * - `signal("stream")` is asked right before each model request and must abort (reason: an
+ *   {@link InterruptNotice}) when an interrupt message is waiting — already aborted if one waits now. The
+ *   loop then aborts that request only (the run's signal stays live), finishes the partial answer with
+ *   `stopReason: "aborted"` and `interrupted`, gives its tool calls `Operation aborted` results, injects
+ *   {@link InterruptSource.take}'s messages and calls the model again at once.
+ * - `signal("tools")` is asked when a tool batch starts and must abort when an interrupt **or a steering
+ *   message** is waiting: only tools declared `interruptible` see it; everything else runs on, and the
+ *   messages are delivered after the batch (interrupts first, then the usual steering poll).
+ * - `take()` drains every waiting interrupt message (`[]` when there is none any more, e.g. it was
+ *   withdrawn); afterwards `signal()` must hand out a fresh signal unless another message waits.
+ *
+ * Neither method may throw (a throw ends the run with an error message, deviation 5).
+ */
+export interface InterruptSource {
+  signal(phase: "stream" | "tools"): AbortSignal | undefined;
+  take(): Promise<AgentMessage[]>;
+}
+
 /** Configuration of one loop run. Everything except the loop fields is spread into each request. */
 export interface AgentLoopConfig extends StreamOptions {
   model: Model;
@@ -287,6 +331,8 @@ export interface AgentLoopConfig extends StreamOptions {
   getSteeringMessages?: () => Promise<AgentMessage[]>;
   /** Queued follow-up messages; `[]` when none. Must not throw. */
   getFollowUpMessages?: () => Promise<AgentMessage[]>;
+  /** Messages delivered now: they abort the model stream and interruptible tools (deviation 6). */
+  interrupts?: InterruptSource;
   /** Default `"parallel"`. */
   toolExecution?: ToolExecutionMode;
   /** Preflight per call; may block. A throw becomes an error result. */
