@@ -60,6 +60,7 @@ const mcpServer = z
     headers: textRecord('{ Authorization: "Bearer …" }').optional(),
     approval: staticApproval.optional(),
     toolApproval: z.record(z.string(), staticApproval).optional(),
+    interruptible: textList('["wait_for_build"]').optional(),
     enabled: bool().optional(),
     startupTimeoutMs: wholeNumber("30000").optional(),
     callTimeoutMs: wholeNumber("120000").optional(),
@@ -143,6 +144,7 @@ export const configSchema = z.strictObject({
           network: z.boolean({ error: "must be true or false" }).optional(),
           readOnlyPaths: textList('["/opt/toolchain"]').optional(),
           approval: approvalValue.optional(),
+          interruptible: z.boolean({ error: "must be true or false" }).optional(),
         }),
       ).optional(),
     })

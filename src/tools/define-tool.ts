@@ -86,6 +86,12 @@ export interface ToolSpec<TParams extends z.ZodObject> {
   approval?: ToolApproval<z.output<TParams>>;
   /** `"sequential"` makes every batch this tool appears in run one call at a time. Default parallel. */
   executionMode?: ToolExecutionMode;
+  /**
+   * `true` lets a steer or interrupt that arrives while the tool runs abort it (`ctx.signal` aborts; the
+   * model reads "Interrupted by a new message from <name>"). For waits and reads only; default `false`, so
+   * side-effecting tools are never stopped half-way.
+   */
+  interruptible?: boolean;
   /** Human-readable name for progress lines. Default: `name`. */
   label?: string;
   /** Does the work. Throw (ideally a {@link ToolError}) to report failure; the model reads the message. */
@@ -105,6 +111,8 @@ export interface ToolDefinition<TParams extends z.ZodObject = z.ZodObject> {
   readonly parameters: TParams;
   readonly approval: ToolApproval<z.output<TParams>>;
   readonly executionMode: ToolExecutionMode | undefined;
+  /** Whether a steer or interrupt may abort a running call (see {@link ToolSpec.interruptible}). */
+  readonly interruptible: boolean;
   /** Binds the tool to a run's thread, requester and workspace. Cheap; called once per run. */
   forRun(scope: ToolRunScope): BoundTool;
   /** A copy with another approval policy (config overrides use this). */
@@ -159,6 +167,8 @@ export function toolSpecProblems(spec: Partial<Record<keyof ToolSpec<z.ZodObject
     spec.executionMode !== "sequential"
   )
     problems.push('executionMode must be "parallel" or "sequential"');
+  if (spec.interruptible !== undefined && typeof spec.interruptible !== "boolean")
+    problems.push("interruptible must be true or false");
   if (typeof spec.execute !== "function") problems.push("execute must be a function (args, ctx) => result");
   return problems;
 }
@@ -197,6 +207,7 @@ function makeDefinition<TParams extends z.ZodObject>(spec: ToolSpec<TParams>): T
     parameters: spec.parameters,
     approval,
     executionMode: spec.executionMode,
+    interruptible: spec.interruptible === true,
     forRun: (scope) => bindTool(spec, approval, scope),
     withApproval: (next) => makeDefinition({ ...spec, approval: next }),
   };
@@ -238,6 +249,7 @@ function bindTool<TParams extends z.ZodObject>(
     },
   };
   if (spec.executionMode) tool.executionMode = spec.executionMode;
+  if (spec.interruptible) tool.interruptible = true;
   return tool;
 }
 

@@ -214,6 +214,8 @@ export function fetchUrlTool(options: FetchUrlOptions = {}): AnyToolDefinition {
       "Fetch a public web page or text document (http/https GET) and return its readable content as Markdown or text. Private, local and cloud-metadata addresses are refused.",
     parameters: z.object({ url: z.string().describe("The full URL, e.g. https://example.com/docs") }),
     approval: options.approval ?? "never",
+    // A read: a steer or interrupt that arrives while a slow page loads stops the wait.
+    interruptible: true,
     async execute({ url }, ctx) {
       ctx.onUpdate(`fetching ${url}`);
       const fetched = await fetchGuarded(url, options, ctx.signal);

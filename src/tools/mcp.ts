@@ -15,6 +15,11 @@ export interface McpServerCommon {
   approval?: ApprovalDecisionNeeded;
   /** Per-tool approval, by the tool's name on the server; wins over `approval`. */
   toolApproval?: Record<string, ApprovalDecisionNeeded>;
+  /**
+   * Tools (by their name on the server, or `<server>__<tool>`) that a steer or interrupt arriving while they
+   * run may abort — waits and reads only. Default none: MCP tools run to the end.
+   */
+  interruptible?: readonly string[];
   /** Set `false` to keep the entry but not connect. Default true. */
   enabled?: boolean;
   /** Time allowed to start and list tools. Default 30 000 ms. */
@@ -134,6 +139,7 @@ function mcpTool(
     description: `${tool.description?.trim() || `The ${tool.name} tool`} (from the MCP server "${server}")`,
     parameters: parametersOf(tool.inputSchema),
     approval: config.toolApproval?.[tool.name] ?? config.toolApproval?.[name] ?? config.approval ?? "ask",
+    interruptible: config.interruptible?.some((entry) => entry === tool.name || entry === name) ?? false,
     async execute(args, ctx) {
       const result = (await connection.callTool(tool.name, args, {
         signal: ctx.signal,

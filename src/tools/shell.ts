@@ -39,6 +39,11 @@ export interface ShellOptions extends BwrapSandboxOptions {
   killGraceMs?: number;
   /** Default `"ask"`: every command needs an approval. */
   approval?: ToolApproval<{ command: string; timeoutSeconds?: number | undefined }>;
+  /**
+   * `true` lets a steer or interrupt that arrives while a command runs stop it (SIGTERM, then SIGKILL).
+   * Default `false`: a command may have side effects, so only the operator can allow that.
+   */
+  interruptible?: boolean;
 }
 
 /** How a command ended. */
@@ -226,6 +231,7 @@ export function shellTool(options: ShellOptions = {}): AnyToolDefinition {
     }),
     approval: options.approval ?? "ask",
     executionMode: "sequential",
+    interruptible: options.interruptible === true,
     async execute({ command, timeoutSeconds }, ctx) {
       const sandbox = await resolveSandbox();
       const cwd = await ensureWorkspace(ctx.workspaceDir);

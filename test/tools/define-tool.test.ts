@@ -5,6 +5,8 @@ import type { ApprovalCard } from "../../src/chat/index.js";
 import {
   bindTools,
   defineTool,
+  fetchUrlTool,
+  shellTool,
   type ToolApprovalContext,
   type ToolContext,
   ToolDefinitionError,
@@ -13,12 +15,13 @@ import {
 import { alice, RunsHarness } from "../runs/harness.js";
 import { call, scope, textOf } from "./helpers.js";
 
-const echo = defineTool({
+const echoSpec = () => ({
   name: "echo",
   description: "Echoes.",
   parameters: z.object({ text: z.string() }),
-  execute: async ({ text }) => text,
+  execute: async ({ text }: { text: string }) => text,
 });
+const echo = defineTool(echoSpec());
 
 describe("defineTool", () => {
   it("lists every problem of a malformed definition in plain words", () => {
@@ -117,6 +120,21 @@ describe("defineTool", () => {
     controller.abort();
     await expect(call(failing(new Error("AbortError")), {}, { signal: controller.signal })).rejects.toThrow(
       "flaky was stopped before it finished (the run was stopped).",
+    );
+  });
+
+  it("interruptible reaches the bound tool; fetch_url is interruptible, shell only when the operator says so", () => {
+    const waiting = defineTool({ ...echoSpec(), name: "wait_for", interruptible: true });
+    expect(waiting.interruptible).toBe(true);
+    expect(waiting.forRun(scope("/tmp")).interruptible).toBe(true);
+    expect(echo.forRun(scope("/tmp")).interruptible).toBeUndefined();
+    expect(fetchUrlTool().forRun(scope("/tmp")).interruptible).toBe(true);
+    expect(shellTool({ sandbox: "none" }).forRun(scope("/tmp")).interruptible).toBeUndefined();
+    expect(shellTool({ sandbox: "none", interruptible: true }).forRun(scope("/tmp")).interruptible).toBe(
+      true,
+    );
+    expect(() => defineTool({ ...echoSpec(), interruptible: "yes" as never })).toThrow(
+      "interruptible must be true or false",
     );
   });
 
