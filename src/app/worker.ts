@@ -1,5 +1,5 @@
 import { UnrecoverableError } from "bullmq";
-import type { ChatPlatform } from "../chat/index.js";
+import { type ChatPlatform, watchApprovals } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "../llm/index.js";
 import {
@@ -67,7 +67,8 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       const platform = platforms.get(thread.platform);
       if (!platform)
         throw new UnrecoverableError(`No ${thread.platform} credentials are configured on this worker`);
-      return platform.outbound;
+      // One wrapper per run: its renderer learns of the approval cards its gate posts.
+      return watchApprovals(platform.outbound);
     },
     agent,
     concurrency: options.concurrency ?? env.WORKER_CONCURRENCY,

@@ -1,4 +1,4 @@
-import type { ThreadRef } from "../chat/index.js";
+import type { ThreadRef, ToolTask } from "../chat/index.js";
 import { type CallScope, errorCode, type SlackApi } from "./api.js";
 import type { SlackLogger } from "./options.js";
 
@@ -37,8 +37,17 @@ export type SessionStatus = "active" | "processing" | "suspended" | "closed";
 /** Answers that mean "this stream takes nothing more": continue in a new message (issue 14). */
 const ROTATE_CODES = new Set(["msg_too_long", "message_not_in_streaming_state"]);
 
+/** Task states after which a card changes no more. */
+const FINAL = new Set<ToolTask["status"]>(["complete", "error"]);
+
 /** Kept free in every stream for the fence that closes an open code block when it is rotated. */
 const FENCE_RESERVE = 8;
+
+/** A tool's task card and where it stands in the reply's markdown (before the text from offset `at`). */
+export interface AnchoredTask {
+  at: number;
+  task: ToolTask;
+}
 
 interface Segment {
   ts: string;
@@ -65,14 +74,40 @@ export interface NativeReplyOptions {
  * cap, and when Slack answers `msg_too_long` or `message_not_in_streaming_state`. It keeps exactly what
  * Slack accepted (`markdown`), so text Slack refused is sent again in the continuation, never twice and
  * never lost. A code block open at a rotation is closed in the old message and reopened in the new one.
- * Calls are made one at a time by the caller (the renderer serializes operations per message).
+ * Tool calls are `task_update` chunks placed where they stand in the text (Slack's `timeline` display);
+ * a later state of a task is sent in the message that shows it, or, once that message's stream has ended,
+ * as a new card in the current one. Calls are made one at a time by the caller (the renderer serializes
+ * operations per message).
  */
 export class NativeReply {
   /** The markdown Slack accepted, in order (reopened fences excluded). */
   markdown = "";
   private readonly segments: Segment[] = [];
+  /** The reply's tasks as last given, in order. */
+  private tasks: readonly AnchoredTask[] = [];
+  /** Per task id: what was last sent (JSON) and the index of the segment that shows it. */
+  private readonly sentTasks = new Map<string, { sent: string; segment: number }>();
 
   constructor(readonly options: NativeReplyOptions) {}
+
+  /**
+   * True when `markdown` and `tasks` only add to what was sent (more text, new tasks after the accepted
+   * text, new states of the tasks sent), so {@link NativeReply.update} can stream them.
+   */
+  accepts(markdown: string, tasks: readonly AnchoredTask[]): boolean {
+    if (!markdown.startsWith(this.markdown)) return false;
+    const anchors = new Map(tasks.map((entry) => [entry.task.id, entry.at]));
+    for (const entry of this.tasks) {
+      if (this.sentTasks.has(entry.task.id) && anchors.get(entry.task.id) !== entry.at) return false;
+    }
+    return tasks.every((entry) => this.sentTasks.has(entry.task.id) || entry.at >= this.markdown.length);
+  }
+
+  /** Streams what {@link NativeReply.accepts} allows: the new text with its tasks, and new task states. */
+  async update(markdown: string, tasks: readonly AnchoredTask[]): Promise<void> {
+    this.tasks = tasks;
+    await this.append(markdown.slice(this.markdown.length));
+  }
 
   /** The first message's ts: the reply's id for the renderer. */
   get id(): string {
@@ -91,7 +126,7 @@ export class NativeReply {
   async append(text: string): Promise<void> {
     const { limits, now } = this.options;
     let rest = text;
-    while (rest !== "") {
+    while (rest !== "" || this.dueTasks(this.markdown.length).length > 0) {
       const segment = this.segments.at(-1);
       if (segment === undefined || !segment.open) {
         rest = await this.continueWith(rest);
@@ -116,14 +151,55 @@ export class NativeReply {
     if (segment?.open) await this.close(segment, status);
   }
 
+  /**
+   * Tasks to send with text reaching `upTo`: those never sent anchored up to there, and those whose state
+   * changed since they were sent (in order).
+   */
+  private dueTasks(upTo: number): AnchoredTask[] {
+    return this.tasks.filter((entry) => {
+      const sent = this.sentTasks.get(entry.task.id);
+      return sent === undefined ? entry.at <= upTo : sent.sent !== JSON.stringify(entry.task);
+    });
+  }
+
+  /** The chunks of `piece` (the text after what was accepted) with the tasks due in it, in order. */
+  private chunksFor(prefix: string, piece: string): Record<string, unknown>[] {
+    const base = this.markdown.length;
+    const chunks: Record<string, unknown>[] = [];
+    let text = prefix;
+    let offset = 0;
+    for (const entry of this.dueTasks(base + piece.length)) {
+      const at = Math.max(0, Math.min(piece.length, entry.at - base));
+      if (at > offset) text += piece.slice(offset, at);
+      offset = Math.max(offset, at);
+      if (text !== "") chunks.push({ type: "markdown_text", text });
+      text = "";
+      chunks.push({ type: "task_update", ...entry.task });
+    }
+    text += piece.slice(offset);
+    if (text !== "") chunks.push({ type: "markdown_text", text });
+    return chunks;
+  }
+
+  /** Records the tasks of `chunks` as shown by the last segment. */
+  private sent(chunks: Record<string, unknown>[]): void {
+    const segment = this.segments.length - 1;
+    for (const chunk of chunks) {
+      if (chunk.type !== "task_update") continue;
+      const { type: _type, ...task } = chunk;
+      this.sentTasks.set(String(chunk.id), { sent: JSON.stringify(task), segment });
+    }
+  }
+
   /** Appends `rest[0, length)` to `segment`; returns what is left. A rotate answer closes the segment. */
   private async appendTo(segment: Segment, rest: string, length: number): Promise<string> {
     const piece = rest.slice(0, length);
+    const chunks = this.chunksFor("", piece);
     try {
       await this.options.api.call("chat.appendStream", this.scope(), {
         channel: this.options.thread.channel,
         ts: segment.ts,
-        markdown_text: piece,
+        chunks,
       });
     } catch (err) {
       if (!ROTATE_CODES.has(errorCode(err))) throw err;
@@ -136,6 +212,7 @@ export class NativeReply {
     }
     segment.chars += piece.length;
     this.markdown += piece;
+    this.sent(chunks);
     return rest.slice(piece.length);
   }
 
@@ -146,10 +223,22 @@ export class NativeReply {
     const prefix = reopen === undefined ? "" : `${reopen}\n`;
     const room = Math.min(limits.maxStreamChars - FENCE_RESERVE, limits.maxCallChars) - prefix.length;
     const piece = rest.slice(0, cutAt(rest, room));
+    // Tasks the ended message still shows running are carried over, so their next state has a card.
+    const ended = this.segments.length;
+    for (const entry of this.tasks) {
+      const sent = this.sentTasks.get(entry.task.id);
+      if (sent !== undefined && sent.segment < ended && !FINAL.has(entry.task.status)) {
+        this.sentTasks.set(entry.task.id, { ...sent, sent: "" });
+      }
+    }
+    let chunks = this.chunksFor(prefix, piece);
+    // An empty stream still needs its message: the renderer only posts visible text, so this is rare.
+    if (chunks.length === 0) chunks = [{ type: "markdown_text", text: " " }];
     const args: Record<string, unknown> = {
       channel: thread.channel,
       thread_ts: thread.thread,
-      markdown_text: prefix + piece,
+      task_display_mode: "timeline",
+      chunks,
     };
     if (recipient !== undefined)
       Object.assign(args, { recipient_team_id: thread.workspace, recipient_user_id: recipient });
@@ -161,6 +250,7 @@ export class NativeReply {
       open: true,
     });
     this.markdown += piece;
+    this.sent(chunks);
     return rest.slice(piece.length);
   }
 

@@ -1,7 +1,20 @@
-import type { ApprovalCard, ChatOutbound, OutboundLimits, PostedMessage, ThreadRef } from "../chat/index.js";
+import type {
+  ApprovalCard,
+  ChatOutbound,
+  OutboundLimits,
+  PostedMessage,
+  ReplyPart,
+  ThreadRef,
+} from "../chat/index.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
-import { NativeReply, type SessionStatus, SLACK_STREAM_LIMITS, type StreamLimits } from "./native-stream.js";
+import {
+  type AnchoredTask,
+  NativeReply,
+  type SessionStatus,
+  SLACK_STREAM_LIMITS,
+  type StreamLimits,
+} from "./native-stream.js";
 import { SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
 import type { RecipientStore } from "./recipients.js";
 import { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
@@ -71,6 +84,8 @@ const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
  */
 export class SlackOutbound implements ChatOutbound {
   readonly limits = SLACK_LIMITS;
+  /** Native streams show tool calls as task cards (where a workspace cannot stream, `text` is shown). */
+  readonly toolTasks: boolean;
   private readonly api: SlackApi;
   private readonly log: SlackLogger;
   private readonly streamingEnabled: boolean;
@@ -94,15 +109,16 @@ export class SlackOutbound implements ChatOutbound {
     this.api = options.api;
     this.log = options.log ?? SILENT_SLACK_LOGGER;
     this.streamingEnabled = options.streaming ?? true;
+    this.toolTasks = this.streamingEnabled;
     this.recipients = options.recipients;
     this.streamLimits = { ...SLACK_STREAM_LIMITS, ...options.streamLimits };
     this.now = options.now ?? Date.now;
     this.statusRefreshMs = options.statusRefreshMs ?? 90_000;
   }
 
-  async post(thread: ThreadRef, text: string): Promise<PostedMessage> {
+  async post(thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage> {
     await this.stopStreams(thread, "processing");
-    const streamed = await this.startStream(thread, text);
+    const streamed = await this.startStream(thread, streamContent(text, parts));
     if (streamed !== undefined) return { id: streamed };
     const result = await this.api.call("chat.postMessage", scope(thread), {
       channel: thread.channel,
@@ -114,12 +130,12 @@ export class SlackOutbound implements ChatOutbound {
     return { id: String(result.ts) };
   }
 
-  async edit(thread: ThreadRef, messageId: string, text: string): Promise<void> {
+  async edit(thread: ThreadRef, messageId: string, text: string, parts?: ReplyPart[]): Promise<void> {
     const reply = this.streams.get(messageId);
     if (reply !== undefined) {
-      const markdown = mrkdwnToStreamMarkdown(text);
-      if (markdown.startsWith(reply.markdown)) {
-        await reply.append(markdown.slice(reply.markdown.length));
+      const { markdown, tasks } = streamContent(text, parts);
+      if (reply.accepts(markdown, tasks)) {
+        await reply.update(markdown, tasks);
         return;
       }
       // A rewrite (a progress line changed): one message again, updated as a whole.
@@ -283,7 +299,7 @@ export class SlackOutbound implements ChatOutbound {
   }
 
   /** Starts a native stream; `undefined` when this workspace or thread cannot stream. */
-  private async startStream(thread: ThreadRef, text: string): Promise<string | undefined> {
+  private async startStream(thread: ThreadRef, content: StreamContent): Promise<string | undefined> {
     if (!this.streamingEnabled || this.noStreaming.has(thread.workspace)) return undefined;
     const direct = thread.channel.startsWith("D");
     const recipient = direct ? undefined : await this.takeRecipient(thread);
@@ -297,8 +313,7 @@ export class SlackOutbound implements ChatOutbound {
       log: this.log,
     });
     try {
-      // An empty stream still needs its message: the renderer only posts visible text, so this is rare.
-      await reply.append(mrkdwnToStreamMarkdown(text) || " ");
+      await reply.update(content.markdown, content.tasks);
     } catch (err) {
       if (reply.id !== "") {
         // The first message exists: the rest is sent again by the next edit.
@@ -358,6 +373,34 @@ export class SlackOutbound implements ChatOutbound {
       if (!(err instanceof SlackApiError && err.code === code)) throw err;
     }
   }
+}
+
+/** A reply message as a native stream takes it: its markdown and its tasks anchored in it. */
+interface StreamContent {
+  markdown: string;
+  tasks: AnchoredTask[];
+}
+
+/**
+ * The stream form of a message: `parts` (text runs in mrkdwn and tool tasks) when given, else `text`.
+ * Whitespace around a task is dropped (the card is a block of its own); the text after one starts on a
+ * new line.
+ */
+function streamContent(text: string, parts: ReplyPart[] | undefined): StreamContent {
+  if (parts === undefined) return { markdown: mrkdwnToStreamMarkdown(text), tasks: [] };
+  let markdown = "";
+  const tasks: AnchoredTask[] = [];
+  for (const [index, part] of parts.entries()) {
+    if (part.kind === "task") {
+      tasks.push({ at: markdown.length, task: part.task });
+      continue;
+    }
+    let run = mrkdwnToStreamMarkdown(part.text);
+    if (parts[index + 1]?.kind === "task") run = run.trimEnd();
+    if (parts[index - 1]?.kind === "task") run = run.replace(/^\s+/, markdown === "" ? "" : "\n");
+    markdown += run;
+  }
+  return { markdown, tasks };
 }
 
 function scope(thread: ThreadRef): CallScope {
