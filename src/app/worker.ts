@@ -1,7 +1,6 @@
 import { UnrecoverableError } from "bullmq";
 import { type ChatPlatform, watchApprovals } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
-import { DEFAULT_OPENAI_BASE_URL } from "../llm/index.js";
 import {
   type AgentSetup,
   type RunLogger,
@@ -75,14 +74,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     log,
     ...(options.observer ? { observer: options.observer } : {}),
   });
-  // Which model and endpoint answer is the first thing to check when answers look wrong.
-  const model = agent.model.id;
-  const endpoint = agent.model.baseUrl ?? DEFAULT_OPENAI_BASE_URL;
-  const configured = env.OPENAI_API_KEY !== undefined || env.OPENAI_BASE_URL !== undefined || options.agent;
-  log.info(
-    { concurrency: options.concurrency ?? env.WORKER_CONCURRENCY, model, endpoint },
-    configured ? `worker started: model ${model} at ${endpoint}` : "worker started: no model is configured",
-  );
+  log.info({ concurrency: options.concurrency ?? env.WORKER_CONCURRENCY }, "worker started");
   const store = new ThreadStore(redis, env.THREADLINE_PREFIX);
   return {
     activeThreadIds: () => handle.activeThreadIds(),

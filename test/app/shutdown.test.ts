@@ -45,13 +45,16 @@ describe("stopping threadline", () => {
     });
     children.push(cli);
     await cli.waitForLine("gateway receiving events");
-    const before = model.requests.length;
+    const chats = () => model.requests.filter((request) => request.path === "/chat/completions").length;
+    const before = chats();
     await fetch(`http://127.0.0.1:${port}/api/threads`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ user: { id: "u-ada", name: "Ada" }, text: "@Threadline hello" }),
     });
-    await model.waitForRequests(before + 1);
+    expect(await eventually(async () => chats() > before, 30_000), "the run is waiting for the model").toBe(
+      true,
+    );
     expect(await processesIn(join(dir, ".threadline"))).toHaveLength(1);
     return cli;
   }
@@ -140,7 +143,8 @@ describe("stopping a worker or gateway whose Redis went away", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ user: { id: "u-ada", name: "Ada" }, text: "@Threadline hello" }),
     });
-    await model.waitForRequests(1);
+    const chat = async () => model.requests.some((request) => request.path === "/chat/completions");
+    expect(await eventually(chat, 30_000), "the run is waiting for the model").toBe(true);
     await redis.down();
     // What an orchestrator does: SIGTERM to each container's process, then wait for it to stop.
     worker.signal("SIGTERM");
