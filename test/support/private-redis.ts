@@ -8,6 +8,9 @@ import { freePort } from "./net.js";
  * shared Redis other tests use.
  */
 export class PrivateRedis {
+  /** Every server still running, killed when the test process exits whatever the tests did. */
+  private static readonly running = new Set<ChildProcess>();
+  private static hooked = false;
   private child: ChildProcess | undefined;
 
   private constructor(readonly port: number) {}
@@ -35,6 +38,7 @@ export class PrivateRedis {
       { stdio: "ignore" },
     );
     this.child = child;
+    PrivateRedis.track(child);
     const deadline = Date.now() + 10_000;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
@@ -54,6 +58,20 @@ export class PrivateRedis {
       if (Date.now() > deadline) throw new Error("redis-server did not answer within 10 s");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /**
+   * A test that fails before its cleanup must not leave a redis-server behind (they were found still running
+   * long after the suite): servers are killed when the test process exits.
+   */
+  private static track(child: ChildProcess): void {
+    PrivateRedis.running.add(child);
+    child.once("exit", () => PrivateRedis.running.delete(child));
+    if (PrivateRedis.hooked) return;
+    PrivateRedis.hooked = true;
+    process.once("exit", () => {
+      for (const running of PrivateRedis.running) running.kill("SIGKILL");
+    });
   }
 
   /** Kills the server at once (SIGKILL: no goodbye to the clients); resolves when it is gone. */
