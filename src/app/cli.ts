@@ -14,7 +14,7 @@ import { createLogger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { serveOps } from "./ops-server.js";
 import { createPlatforms } from "./platforms.js";
-import { commandConnection } from "./redis.js";
+import { commandConnection, redisTarget } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 import { startWorkerProcess } from "./worker.js";
 
@@ -59,7 +59,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
   lifecycle.listen();
   if (configPath) log.info({ configPath }, "config module loaded");
   let embedded: EmbeddedRedis | undefined;
-  if (!env.REDIS_URL && roles.gateway && roles.worker) {
+  if (!env.REDIS_URL && !env.REDIS_CLUSTER_NODES && roles.gateway && roles.worker) {
     // All-in-one without REDIS_URL: a private redis-server with persistence in ./.threadline/redis.
     embedded = await startEmbeddedRedis().catch(exitOnSetupError);
     const own = embedded;
@@ -106,7 +106,7 @@ async function startParts(
   },
 ): Promise<Closable> {
   const { env, settings, log, parts, concurrency } = ctx;
-  const redis = commandConnection(env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  const redis = commandConnection(redisTarget(env));
   try {
     const config = runsConfigFromEnv(env, settings);
     const metrics = new Metrics();

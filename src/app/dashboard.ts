@@ -4,15 +4,15 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import { createRunQueue } from "../runs/index.js";
-import { blockingConnection } from "./redis.js";
+import { blockingConnection, type RedisTarget } from "./redis.js";
 
 /** Where the dashboard is mounted on the ops server. */
 export const DASHBOARD_PATH = "/dashboard";
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
-  /** The Redis the runs queue lives in (`REDIS_URL`). */
-  redisUrl: string;
+  /** The Redis the runs queue lives in (`REDIS_URL` or `REDIS_CLUSTER_NODES`). */
+  redis: RedisTarget;
   /** `THREADLINE_PREFIX`: the queue is `runs` under BullMQ prefix `{<prefix>:bull}`, as the app's. */
   prefix: string;
   /** `DASHBOARD_PASSWORD`: when set, every request needs HTTP Basic auth with it (any user name). */
@@ -50,7 +50,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   let board: { router: ConnectHandler; close(): Promise<void> } | undefined;
   const open = () => {
     if (board) return board;
-    const connection = blockingConnection(options.redisUrl);
+    const connection = blockingConnection(options.redis);
     const queue = createRunQueue(connection, options.prefix);
     const adapter = new ExpressAdapter().setBasePath(DASHBOARD_PATH);
     createBullBoard({

@@ -1,10 +1,9 @@
-import type { Redis } from "ioredis";
 import type { ChatPlatform } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
 import { createGateway, createRunQueue, Intake, type RunLogger } from "../runs/index.js";
 import { restrictInbound } from "./access.js";
 import { missingModelHint } from "./model-hint.js";
-import { blockingConnection, commandConnection } from "./redis.js";
+import { blockingConnection, commandConnection, type RedisClient, redisTarget } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 
 export interface GatewayProcessOptions {
@@ -17,7 +16,7 @@ export interface GatewayProcessOptions {
    * The command connection to use (not closed by `close`); by default one is opened. Passing the one the
    * platforms use puts a message's storage and its run intake on one connection, applied in order.
    */
-  redis?: Redis;
+  redis?: RedisClient;
 }
 
 /** A running gateway: receives platform events and turns them into runs; never runs an agent. */
@@ -28,9 +27,9 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(options: GatewayProcessOptions): Promise<GatewayProcess> {
   const { env, log } = options;
-  const redisUrl = env.REDIS_URL ?? "redis://127.0.0.1:6379";
-  const redis = options.redis ?? commandConnection(redisUrl);
-  const bull = blockingConnection(redisUrl);
+  const target = redisTarget(env);
+  const redis = options.redis ?? commandConnection(target);
+  const bull = blockingConnection(target);
   const config = runsConfigFromEnv(env, options.config);
   const queue = createRunQueue(bull, env.THREADLINE_PREFIX);
   const intake = new Intake(redis, queue, config);

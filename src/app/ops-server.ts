@@ -5,6 +5,7 @@ import type { Env } from "../config/index.js";
 import type { RunLogger } from "../runs/index.js";
 import type { Dashboard } from "./dashboard.js";
 import type { Metrics } from "./metrics.js";
+import { redisTarget } from "./redis.js";
 
 /** A readiness probe: resolves true when the process can do its work (e.g. Redis answers). */
 export type HealthCheck = () => Promise<boolean>;
@@ -119,7 +120,7 @@ export async function serveOps(options: ServeOpsOptions): Promise<OpsService> {
   const dashboard =
     env.DASHBOARD && options.withDashboard
       ? (await import("./dashboard.js")).createDashboard({
-          redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
+          redis: redisTarget(env),
           prefix: env.THREADLINE_PREFIX,
           readOnly: env.DASHBOARD_READ_ONLY,
           ...(env.DASHBOARD_PASSWORD === undefined ? {} : { password: env.DASHBOARD_PASSWORD }),

@@ -1,14 +1,14 @@
-import type { Redis } from "ioredis";
 import type { ChatPlatform, Platform } from "../chat/index.js";
 import type { Env } from "../config/index.js";
 import type { RunLogger, RunsConfig } from "../runs/index.js";
 import { playgroundPlatform, wantsPlayground } from "./playground-platform.js";
+import type { RedisClient } from "./redis.js";
 
 /** What platform factories get from the composition root. */
 export interface PlatformDeps {
   env: Env;
   /** A command connection (for Redis-backed rate limits). */
-  redis: Redis;
+  redis: RedisClient;
   log: RunLogger;
   /** "gateway" receives events; "worker" only posts through REST. */
   role: "gateway" | "worker";

@@ -1,4 +1,34 @@
-import { Redis, type RedisOptions } from "ioredis";
+import type { ConnectionOptions as TlsOptions } from "node:tls";
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import type { Env, RedisClusterSeeds } from "../config/index.js";
+import type { RedisClient } from "../runs/index.js";
+
+export type { RedisClient } from "../runs/index.js";
+
+/**
+ * Where Threadline's Redis is: one server by URL (`REDIS_URL`), or a Redis Cluster by its seed nodes
+ * (`REDIS_CLUSTER_NODES`). Every connection the product opens is made from one of these by
+ * {@link commandConnection} or {@link blockingConnection}.
+ */
+export type RedisTarget = { kind: "single"; url: string } | { kind: "cluster"; seeds: RedisClusterSeeds };
+
+/** The default when neither REDIS_URL nor REDIS_CLUSTER_NODES is set (and no private redis-server runs). */
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+
+/** The {@link RedisTarget} of the environment: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
+export function redisTarget(env: Pick<Env, "REDIS_URL" | "REDIS_CLUSTER_NODES">): RedisTarget {
+  if (env.REDIS_CLUSTER_NODES) return { kind: "cluster", seeds: env.REDIS_CLUSTER_NODES };
+  return { kind: "single", url: env.REDIS_URL ?? DEFAULT_REDIS_URL };
+}
+
+/** Where `target` points, for logs and health output: a URL's host, or the cluster's seed nodes. No secrets. */
+export function describeRedisTarget(target: RedisTarget): string {
+  if (target.kind === "single") return new URL(target.url).host;
+  const nodes = target.seeds.nodes.map((node) =>
+    node.host.includes(":") ? `[${node.host}]:${node.port}` : `${node.host}:${node.port}`,
+  );
+  return `cluster ${nodes.join(",")}${target.seeds.tls ? " (TLS)" : ""}`;
+}
 
 /**
  * Reconnect at once, then back off to one attempt a second: a Redis restart or failover of a few seconds
@@ -24,16 +54,48 @@ const RIDE_OUT: RedisOptions = {
 
 /**
  * Ordinary commands. A command sent while Redis is unreachable waits (offline queue) and fails only after
- * about 15 s of reconnect attempts ({@link COMMAND_RECONNECT_ATTEMPTS}), so a restart is ridden out.
+ * about 15 s of reconnect attempts ({@link COMMAND_RECONNECT_ATTEMPTS}), so a restart is ridden out. A URL
+ * is a single server ({@link RedisTarget} `single`). Never throws; connection errors surface on commands.
  */
-export function commandConnection(url: string): Redis {
-  return new Redis(url, { ...RIDE_OUT, maxRetriesPerRequest: COMMAND_RECONNECT_ATTEMPTS });
+export function commandConnection(target: RedisTarget | string): RedisClient {
+  return connect(target, COMMAND_RECONNECT_ATTEMPTS);
 }
 
 /**
  * BullMQ's connections (BullMQ requires `maxRetriesPerRequest: null`: its commands wait for Redis however
- * long it is away), reconnecting as {@link commandConnection} does.
+ * long it is away), reconnecting as {@link commandConnection} does. On a cluster BullMQ needs its keys in
+ * one slot, which the runs queue's prefix `{<prefix>:bull}` (one hash tag) gives it.
  */
-export function blockingConnection(url: string): Redis {
-  return new Redis(url, { ...RIDE_OUT, maxRetriesPerRequest: null });
+export function blockingConnection(target: RedisTarget | string): RedisClient {
+  return connect(target, null);
+}
+
+function connect(target: RedisTarget | string, maxRetriesPerRequest: number | null): RedisClient {
+  const resolved: RedisTarget = typeof target === "string" ? { kind: "single", url: target } : target;
+  if (resolved.kind === "single") return new Redis(resolved.url, { ...RIDE_OUT, maxRetriesPerRequest });
+  return new Cluster(resolved.seeds.nodes, clusterOptions(resolved.seeds, maxRetriesPerRequest));
+}
+
+/**
+ * A cluster client that rides out what a single connection does: the whole cluster unreachable (the client
+ * reconnects with {@link reconnectDelayMs}, commands wait in its offline queue), a node lost or failed over
+ * (ioredis refreshes the slot map and follows MOVED / ASK / TRYAGAIN / CLUSTERDOWN with short retries).
+ */
+function clusterOptions(seeds: RedisClusterSeeds, maxRetriesPerRequest: number | null): ClusterOptions {
+  const redisOptions: NonNullable<ClusterOptions["redisOptions"]> = { maxRetriesPerRequest };
+  if (seeds.username !== undefined) redisOptions.username = seeds.username;
+  if (seeds.password !== undefined) redisOptions.password = seeds.password;
+  const tls: TlsOptions | undefined = seeds.tls ? {} : undefined;
+  if (tls) redisOptions.tls = tls;
+  const options: ClusterOptions = {
+    clusterRetryStrategy: reconnectDelayMs,
+    enableOfflineQueue: true,
+    // Reads from primaries only: a run reads its own writes (replicas lag).
+    scaleReads: "master",
+    redisOptions,
+  };
+  // Managed clusters with TLS (e.g. AWS ElastiCache) announce host names their certificates are issued for:
+  // connect by those names instead of resolving them to addresses first, so certificate checks pass.
+  if (seeds.tls) options.dnsLookup = (address, callback) => callback(null, address);
+  return options;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { redisClusterNodes } from "./redis-cluster.js";
 
 const optionalText = z
   .string()
@@ -106,6 +107,8 @@ export const envSchema = z.object({
     .enum(["thinking", "text"], { message: "must be thinking or text, for example thinking" })
     .default("thinking"),
   REDIS_URL: url("redis://127.0.0.1:6379"),
+  /** A Redis Cluster by its seed nodes (`host:port` or `redis://` / `rediss://` URLs); replaces REDIS_URL. */
+  REDIS_CLUSTER_NODES: redisClusterNodes,
   THREADLINE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, { message: "may only contain letters, digits, _ and -, for example tl" })
@@ -274,6 +277,11 @@ export function parseEnv(env: NodeJS.ProcessEnv = process.env): Env {
     }
     if ((value.SLACK_APP_TOKEN || value.SLACK_SIGNING_SECRET) && !value.SLACK_BOT_TOKEN) {
       problems.push("SLACK_APP_TOKEN / SLACK_SIGNING_SECRET is set but SLACK_BOT_TOKEN (xoxb-…) is missing");
+    }
+    if (value.REDIS_URL && value.REDIS_CLUSTER_NODES) {
+      problems.push(
+        "REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis, or REDIS_CLUSTER_NODES for a Redis Cluster",
+      );
     }
     problems.push(...discordShardProblems(value));
     if (problems.length === 0) return value;

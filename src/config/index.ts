@@ -22,3 +22,4 @@ export {
   loadConfig,
   loadConfigModule,
 } from "./load-config.js";
+export type { RedisClusterNode, RedisClusterSeeds } from "./redis-cluster.js";

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 
 /** How urgent a REST request is for the people in the chat. */
@@ -22,7 +22,7 @@ export interface BudgetLogger {
 /** Options of {@link createRedisRestBudget}. */
 export interface RedisRestBudgetOptions {
   /** A command connection (ioredis). Not closed by the budget. */
-  redis: Redis;
+  redis: Redis | Cluster;
   /** Key prefix of the budget's counters in Redis, e.g. `tl:discord:rest`. */
   keyPrefix: string;
   /** Discord's global limit in requests per second; default 50. */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 
 const NOTICE_PREFIX = '{"type":"notice"';
 
@@ -21,7 +21,7 @@ export class LiveUpdates {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: Redis | Cluster,
     private readonly channel: string,
   ) {}
 

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import {
   type ChatInbound,
   type ChatPlatform,
@@ -20,7 +20,7 @@ export interface PlaygroundPlatformOptions {
    * A Redis command connection, shared with the caller (not closed by `stop`). The gateway's server
    * also opens one subscriber connection with `redis.duplicate()` for live updates, closed by `stop`.
    */
-  redis: Redis;
+  redis: Redis | Cluster;
   /** Key prefix (`THREADLINE_PREFIX`); gateways and workers must agree on it. */
   prefix: string;
   /** Port the gateway serves on. Default 3000; `0` picks a free port (see {@link PlaygroundPlatform.url}). */

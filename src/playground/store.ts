@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { ApprovalCard, ChatUser } from "../chat/index.js";
 import { type PlaygroundKeys, playgroundKeys } from "./keys.js";
 import type {
@@ -85,15 +85,18 @@ type ScriptCommands = {
   playgroundReact(...args: string[]): Promise<number>;
 };
 
-const scripted = new WeakSet<Redis>();
+/** A connection to one Redis or to a Redis Cluster (ioredis `Redis` or `Cluster`). */
+type RedisClient = Redis | Cluster;
 
-function withScripts(redis: Redis): Redis & ScriptCommands {
+const scripted = new WeakSet<RedisClient>();
+
+function withScripts(redis: RedisClient): RedisClient & ScriptCommands {
   if (!scripted.has(redis)) {
     redis.defineCommand("playgroundChange", { numberOfKeys: 1, lua: CHANGE });
     redis.defineCommand("playgroundReact", { numberOfKeys: 1, lua: REACT });
     scripted.add(redis);
   }
-  return redis as Redis & ScriptCommands;
+  return redis as RedisClient & ScriptCommands;
 }
 
 /**
@@ -104,10 +107,10 @@ function withScripts(redis: Redis): Redis & ScriptCommands {
  */
 export class PlaygroundStore {
   readonly keys: PlaygroundKeys;
-  private readonly redis: Redis & ScriptCommands;
+  private readonly redis: RedisClient & ScriptCommands;
   private readonly retentionMs: number;
 
-  constructor(redis: Redis, options: PlaygroundStoreOptions) {
+  constructor(redis: RedisClient, options: PlaygroundStoreOptions) {
     this.redis = withScripts(redis);
     this.keys = playgroundKeys(options.prefix);
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
@@ -238,16 +241,18 @@ export class PlaygroundStore {
     const ids: { id: string; lastActivity: number }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2)
       ids.push({ id: flat[i]!, lastActivity: Number(flat[i + 1]) });
-    const pipeline = this.redis.pipeline();
-    for (const { id } of ids) pipeline.hgetall(this.keys.thread(id).meta);
-    const metas = (await pipeline.exec()) ?? [];
+    // One command per thread, not a pipeline: on a Redis Cluster the threads' keys live on different nodes,
+    // and an ioredis pipeline must stay on one. Sent together, they still cost about one round trip.
+    const metas = await Promise.all(
+      ids.map(({ id }) =>
+        this.redis
+          .hgetall(this.keys.thread(id).meta)
+          .catch((): Record<string, string> | undefined => undefined),
+      ),
+    );
     const threads: PlaygroundThread[] = [];
     ids.forEach(({ id, lastActivity }, index) => {
-      const thread = threadFromMeta(
-        id,
-        metas[index]?.[1] as Record<string, string> | undefined,
-        lastActivity,
-      );
+      const thread = threadFromMeta(id, metas[index], lastActivity);
       if (thread) threads.push(thread);
     });
     return threads;

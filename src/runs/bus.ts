@@ -1,6 +1,7 @@
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import type { ChatUser } from "../chat/index.js";
 import { eventsChannel } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 
 /** Messages on the events channel. */
 export type BusEvent =
@@ -31,16 +32,21 @@ export function approvalEventKey(threadId: string, approvalId: string): string {
 export class EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
   private readonly reconnectHandlers = new Set<() => void>();
-  private readonly subscriber: Redis;
+  private readonly subscriber: RedisClient;
   private ready: Promise<unknown> | undefined;
   private connectedOnce = false;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     readonly channel: string,
   ) {
-    // Named, so operators (and tests) can tell the bus's subscriber apart in CLIENT LIST.
-    this.subscriber = redis.duplicate({ connectionName: `${channel}:bus` });
+    // Named, so operators (and tests) can tell the bus's subscriber apart in CLIENT LIST. A Cluster client
+    // takes node options under `redisOptions` (PUBLISH reaches subscribers on every node of a cluster).
+    const connectionName = `${channel}:bus`;
+    this.subscriber =
+      redis instanceof Redis
+        ? redis.duplicate({ connectionName })
+        : redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, connectionName } });
     this.subscriber.on("message", (_channel: string, payload: string) => this.dispatch(payload));
     // ioredis resubscribes by itself after a reconnect; what was published in between is gone.
     this.subscriber.on("ready", () => {
@@ -68,7 +74,7 @@ export class EventBus {
   }
 
   /** Creates a bus on the events channel of `prefix`. */
-  static forPrefix(redis: Redis, prefix: string): EventBus {
+  static forPrefix(redis: RedisClient, prefix: string): EventBus {
     return new EventBus(redis, eventsChannel(prefix));
   }
 

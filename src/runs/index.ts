@@ -28,6 +28,7 @@ export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } fr
 export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
 export { addRunJob, createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
 export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
+export type { RedisClient } from "./redis-client.js";
 export {
   type AgentSetup,
   type ApprovalPolicy,

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import {
   type ApprovalDecision,
   type ChatUser,
@@ -10,6 +9,7 @@ import {
 import { DEFAULT_STOP_WORDS, type Disposition, type RunsConfig } from "./config.js";
 import { eventsChannel, pendingStartMember, pendingStartsKey } from "./keys.js";
 import { addRunJob, type RunQueue } from "./queue.js";
+import type { RedisClient } from "./redis-client.js";
 import { ThreadScripts } from "./thread-scripts.js";
 import { parseUser, ThreadStore } from "./thread-store.js";
 import { toUserMessage } from "./user-message.js";
@@ -70,7 +70,7 @@ export class Intake {
   private readonly store: ThreadStore;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly queue: RunQueue,
     private readonly config: RunsConfig,
   ) {

@@ -1,8 +1,8 @@
-import type { Redis } from "ioredis";
 import type { ActiveRuns } from "./active-runs.js";
 import type { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
 import type { RunJobData } from "./queue.js";
+import type { RedisClient } from "./redis-client.js";
 import { type RunAttempts, RunSession } from "./run-session.js";
 import type { AgentSetup, OutboundResolver, RunLogger, RunObserver } from "./setup.js";
 import { ThreadScripts } from "./thread-scripts.js";
@@ -12,7 +12,7 @@ export { RunInterruptedError } from "./run-session.js";
 /** What the run processor needs. */
 export interface RunProcessorDeps {
   /** A connection for ordinary (non-blocking) commands. */
-  redis: Redis;
+  redis: RedisClient;
   /** Started event bus of this process. */
   bus: EventBus;
   config: RunsConfig;

@@ -1,6 +1,6 @@
 import { type DefaultJobOptions, type Processor, Queue, Worker, type WorkerOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import { queuePrefix, RUN_QUEUE } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 
 /** The BullMQ queue of runs. */
 export type RunQueue = Queue<RunJobData, void, string>;
@@ -20,7 +20,7 @@ const JOB_DEFAULTS: DefaultJobOptions = {
 };
 
 /** The queue the gateway adds runs to. `connection` must allow blocking commands (BullMQ's own requirement). */
-export function createRunQueue(connection: Redis, prefix: string): RunQueue {
+export function createRunQueue(connection: RedisClient, prefix: string): RunQueue {
   return new Queue<RunJobData, void, string>(RUN_QUEUE, {
     connection,
     prefix: queuePrefix(prefix),
@@ -38,7 +38,7 @@ export async function addRunJob(queue: RunQueue, threadId: string, runId: string
 
 /** Processes run jobs. A stalled job (its worker died) is picked up again and resumes from the transcript. */
 export function createRunWorker(
-  connection: Redis,
+  connection: RedisClient,
   prefix: string,
   processor: Processor<RunJobData, void, string>,
   options: Partial<

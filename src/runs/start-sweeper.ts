@@ -1,7 +1,7 @@
-import type { Redis } from "ioredis";
 import type { RunsConfig } from "./config.js";
 import { parsePendingStartMember, pendingStartsKey, threadKeys } from "./keys.js";
 import { addRunJob, type RunQueue } from "./queue.js";
+import type { RedisClient } from "./redis-client.js";
 import type { RunLogger } from "./setup.js";
 
 /** What one sweep did. */
@@ -21,7 +21,7 @@ export interface SweepResult {
  * `batch` entries per sweep. @throws on Redis errors.
  */
 export async function sweepPendingStarts(
-  redis: Redis,
+  redis: RedisClient,
   queue: RunQueue,
   config: Pick<RunsConfig, "prefix" | "startSweepGraceMs">,
   batch = 200,
@@ -66,7 +66,7 @@ export async function sweepPendingStarts(
 
 /** Runs {@link sweepPendingStarts} every `intervalMs` until the returned function is called. */
 export function startPendingStartSweeper(
-  redis: Redis,
+  redis: RedisClient,
   queue: RunQueue,
   config: Pick<RunsConfig, "prefix" | "startSweepGraceMs" | "startSweepIntervalMs">,
   log: RunLogger,

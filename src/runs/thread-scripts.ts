@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
 import { type ThreadKeys, threadKeys } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 import * as lua from "./scripts.js";
 import { SCRIPTS, type ScriptSpec, THREAD_KEY_NAMES } from "./scripts.js";
 
@@ -63,7 +63,7 @@ export type DecideReply =
   | { kind: "expired" }
   | { kind: "unknown" };
 
-const defined = new WeakSet<Redis>();
+const defined = new WeakSet<RedisClient>();
 
 function flatToRecord(flat: Reply | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -91,7 +91,7 @@ function tag(reply: Reply): [string, ...Reply[]] {
 /** Thread scripts bound to one connection and key prefix. */
 export class ThreadScripts {
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     readonly prefix: string,
   ) {
     if (!defined.has(redis)) {

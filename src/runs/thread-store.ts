@@ -1,7 +1,7 @@
-import type { Redis } from "ioredis";
 import type { AgentMessage } from "../agent/index.js";
 import type { ChatUser } from "../chat/index.js";
 import { threadKeys } from "./keys.js";
+import type { RedisClient } from "./redis-client.js";
 
 /** The allow-set entry of a tool allowed for one requester in a thread. */
 export function allowedForUser(userId: string, tool: string): string {
@@ -40,7 +40,7 @@ export function parseUser(json: string | undefined): ChatUser | undefined {
 /** Read access to a thread's persisted state. Writes happen through the fenced scripts. */
 export class ThreadStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -1,19 +1,19 @@
 import type { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { ActiveRuns } from "./active-runs.js";
 import { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
 import { createRunProcessor } from "./processor.js";
 import { createRunQueue, createRunWorker, type RunJobData } from "./queue.js";
+import type { RedisClient } from "./redis-client.js";
 import type { AgentSetup, OutboundResolver, RunLogger, RunObserver } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
 import { startPendingStartSweeper } from "./start-sweeper.js";
 
 export interface RunWorkerOptions {
   /** Connection for ordinary commands and scripts. */
-  redis: Redis;
+  redis: RedisClient;
   /** Separate connection for BullMQ's blocking commands (`maxRetriesPerRequest: null`). */
-  bullConnection: Redis;
+  bullConnection: RedisClient;
   config: RunsConfig;
   outbound: OutboundResolver;
   agent: AgentSetup;

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible";
 
 /** A method budget: at most `limit` calls per `windowMs`, per workspace (or per channel with `perChannel`). */
@@ -51,7 +51,7 @@ export const UNLIMITED: SlackRateLimiter = { acquire: async () => true };
 
 /** Options of {@link createRedisRateLimiter}. */
 export interface RedisRateLimiterOptions {
-  redis: Redis;
+  redis: Redis | Cluster;
   /** Key prefix; the counters live under `<prefix>:slack-rl:…`. */
   prefix: string;
   /** Replaces or adds budgets (by method name). Default {@link SLACK_METHOD_BUDGETS}. */

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { ThreadRef } from "../chat/index.js";
 
 /**
@@ -40,7 +40,7 @@ export function sessionTitle(text: string, fallback: string): string {
 const RECIPIENT_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 /** A {@link RecipientStore} in Redis under `<prefix>:slack-recipient:<team>:<channel>:<thread>`. */
-export function redisRecipientStore(redis: Redis, prefix: string): RecipientStore {
+export function redisRecipientStore(redis: Redis | Cluster, prefix: string): RecipientStore {
   const key = (thread: ThreadRef, kind = "slack-recipient") =>
     `${prefix}:${kind}:${thread.workspace}:${thread.channel}:${thread.thread}`;
   return {
