@@ -13,7 +13,7 @@ import { agentSetupFromEnv } from "./agent-setup.js";
 import { connectConfiguredMcpServers } from "./mcp.js";
 import type { RunsSampler } from "./metrics.js";
 import { byPlatform } from "./platforms.js";
-import { blockingConnection, commandConnection } from "./redis.js";
+import { blockingConnection, commandConnection, redisTarget } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 import { checkShellSandbox } from "./shell-sandbox.js";
 import { loadToolsModule } from "./tools-module.js";
@@ -45,9 +45,9 @@ export interface WorkerProcess extends RunsSampler {
 
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
   const { env, log } = options;
-  const redisUrl = env.REDIS_URL ?? "redis://127.0.0.1:6379";
-  const redis = commandConnection(redisUrl);
-  const bull = blockingConnection(redisUrl);
+  const target = redisTarget(env);
+  const redis = commandConnection(target);
+  const bull = blockingConnection(target);
   const platforms = byPlatform(options.platforms);
   // The shell tool is offered only with a working sandbox (or the operator's explicit "none").
   const config = options.agent
