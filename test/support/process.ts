@@ -39,7 +39,7 @@ export class CliProcess {
 
   /**
    * Starts `node --import tsx src/app/cli.ts <role>` (or, `from` the build, `node dist/app/cli.js <role>`) with
-   * exactly `env` (plus PATH/HOME), and resolves once
+   * exactly `env` (plus PATH/HOME, and OPS_PORT=0 unless `env` sets it), and resolves once
    * a log line contains `readyText`. Rejects with the output (and kills the process) when it exits or is
    * not ready in `timeoutMs`.
    */
@@ -53,7 +53,9 @@ export class CliProcess {
     const entry = from === "build" ? ["dist/app/cli.js"] : ["--import", "tsx", "src/app/cli.ts"];
     const child = spawn(process.execPath, [...entry, role], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      // OPS_PORT 0 unless the test names one: gateway and worker would both take the default 9464, and a taken
+      // ops port stops start-up.
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPS_PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const proc = new CliProcess(role, child);
