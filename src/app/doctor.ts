@@ -4,6 +4,7 @@ import type { Env } from "../config/index.js";
 import { contextWindowFor, DEFAULT_OPENAI_BASE_URL, formatLimit, probeModelEndpoint } from "../llm/index.js";
 import { slackClientOptions } from "../slack/index.js";
 import { redisServerVersion } from "./embedded-redis.js";
+import { checkRedisCluster, clusterNodeAtUrl } from "./redis-check.js";
 
 /** One line of the doctor's report. */
 export interface DoctorCheck {
@@ -24,6 +25,7 @@ function message(err: unknown): string {
 }
 
 async function checkRedis(env: Env): Promise<DoctorCheck> {
+  if (env.REDIS_CLUSTER_NODES) return checkRedisCluster(env.REDIS_CLUSTER_NODES);
   const url = env.REDIS_URL;
   if (!url) {
     // What `start` will need: a redis-server binary to run privately.
@@ -49,6 +51,8 @@ async function checkRedis(env: Env): Promise<DoctorCheck> {
       redis.connect().then(() => redis.ping()),
       new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 3 s")), 3000)),
     ]);
+    const clustered = await clusterNodeAtUrl(redis, url);
+    if (clustered) return clustered;
     return { name: "Redis", ok: true, detail: `answers at ${new URL(url).host}` };
   } catch (err) {
     return {

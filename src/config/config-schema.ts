@@ -18,6 +18,21 @@ const offOrCount = (example: string) =>
     .number({ error: `must be a number, for example ${example} (0 = off)` })
     .int({ error: `must be a whole number, for example ${example} (0 = off)` })
     .min(0, { error: `must be 0 (off) or more, for example ${example}` });
+const price = (example: string) =>
+  z
+    .number({ error: `must be a price in USD per million tokens, for example ${example}` })
+    .min(0, { error: `must be 0 or more, for example ${example}` });
+const spendCap = z.strictObject({
+  tokens: z
+    .number({ error: "must be a number of tokens, for example 2000000" })
+    .int({ error: "must be a whole number of tokens, for example 2000000" })
+    .positive({ error: "must be greater than 0, for example 2000000" })
+    .optional(),
+  usd: z
+    .number({ error: "must be an amount in US dollars, for example 5" })
+    .positive({ error: "must be greater than 0, for example 5" })
+    .optional(),
+});
 const number = (example: string) => z.number({ error: `must be a number, for example ${example}` });
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
@@ -197,6 +212,131 @@ export const configSchema = z.strictObject({
       maxTurns: wholeNumber("50").optional(),
       maxWallMs: wholeNumber("900000").optional(),
       maxTokens: wholeNumber("200000").optional(),
+    })
+    .optional(),
+  prices: z
+        .strictObject({
+          input: number("0.15").optional(),
+          output: number("0.6").optional(),
+          cacheRead: number("0.075").optional(),
+        })
+        .optional(),
+      headers: textRecord('{ "x-team": "ops" }').optional(),
+    })
+    .optional(),
+  tools: z.array(toolDefinition, { error: "must be a list of tools made with defineTool(…)" }).optional(),
+  builtinTools: z
+    .strictObject({
+      fetchUrl: optionsOrFlag(
+        z.strictObject({
+          allowHosts: textList('["wiki.internal"]').optional(),
+          maxBytes: wholeNumber("2097152").optional(),
+          maxChars: wholeNumber("40000").optional(),
+          timeoutMs: wholeNumber("20000").optional(),
+          maxRedirects: z.number().int().min(0).optional(),
+          userAgent: text('"MyBot/1.0"').optional(),
+          approval: approvalValue.optional(),
+        }),
+      ).optional(),
+      files: optionsOrFlag(
+        z.strictObject({
+          maxReadBytes: wholeNumber("1048576").optional(),
+          maxOutputChars: wholeNumber("50000").optional(),
+          maxEntries: wholeNumber("500").optional(),
+        }),
+      ).optional(),
+      shell: optionsOrFlag(
+        z.strictObject({
+          timeoutMs: wholeNumber("60000").optional(),
+          maxTimeoutMs: wholeNumber("600000").optional(),
+          maxOutputBytes: wholeNumber("65536").optional(),
+          passEnv: textList('["HTTPS_PROXY"]').optional(),
+          env: textRecord('{ CI: "1" }').optional(),
+          shell: text('"/bin/bash"').optional(),
+          killGraceMs: wholeNumber("2000").optional(),
+          sandbox: z.enum(["bwrap", "none"], { error: 'must be "bwrap" or "none"' }).optional(),
+          bwrapPath: text('"/usr/bin/bwrap"').optional(),
+          network: z.boolean({ error: "must be true or false" }).optional(),
+          readOnlyPaths: textList('["/opt/toolchain"]').optional(),
+          approval: approvalValue.optional(),
+          interruptible: z.boolean({ error: "must be true or false" }).optional(),
+        }),
+      ).optional(),
+    })
+    .optional(),
+  mcpServers: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, {
+        error: 'names must be 1–30 letters, digits, "_" or "-", for example github',
+      }),
+      mcpServer,
+      {
+        error: (issue) =>
+          issue.code === "invalid_key"
+            ? 'is not a valid server name: use 1–30 letters, digits, "_" or "-", for example github'
+            : 'must be an object of servers, for example { github: { command: "npx", args: […] } }',
+      },
+    )
+    .optional(),
+  approvals: z
+    .record(z.string().regex(TOOL_NAME_PATTERN, { error: "must be a tool name" }), approvalValue, {
+      error: 'must be an object of tool names to policies, for example { shell: "ask", fetch_url: "never" }',
+    })
+    .optional(),
+  approvers: textList('["U012ABCDEF"]').optional(),
+  approvalTimeoutMs: wholeNumber("600000").optional(),
+  allow: z
+    .strictObject({
+      users: textList('["U012ABCDEF"]').optional(),
+      channels: textList('["C012ABCDEF"]').optional(),
+    })
+    .optional(),
+  reactions: z
+    .strictObject({
+      seen: text('"eyes"').optional(),
+      steer: text('"compass"').optional(),
+      followUp: text('"hourglass_flowing_sand"').optional(),
+      interrupt: text('"zap"').optional(),
+      delivered: text('"white_check_mark"').optional(),
+      refused: text('"warning"').optional(),
+      notProcessed: text('"black_square_for_stop"').optional(),
+      stop: text('"octagonal_sign"').optional(),
+    })
+    .optional(),
+  defaultDisposition: oneOf(["steer", "followUp"]).optional(),
+  interruptPrefix: z.string({ error: 'must be text, for example "!!" (or "" to turn it off)' }).optional(),
+  steeringMode: queueMode.optional(),
+  followUpMode: queueMode.optional(),
+  requireMentionWhenIdle: bool().optional(),
+  queueCap: wholeNumber("20").optional(),
+  budgets: z
+    .strictObject({
+      maxTurns: wholeNumber("50").optional(),
+      maxWallMs: wholeNumber("900000").optional(),
+      maxTokens: wholeNumber("200000").optional(),
+    })
+    .optional(),
+  prices: z
+    .record(
+      z.string(),
+      z.strictObject({
+        input: price("2.5"),
+        cachedInput: price("1.25").optional(),
+        output: price("10"),
+        reasoning: price("10").optional(),
+      }),
+      {
+        error:
+          'must be an object of prices by model id, for example { "gpt-4o": { input: 2.5, output: 10 } }',
+      },
+    )
+    .optional(),
+  spendCaps: z
+    .strictObject({
+      thread: spendCap.optional(),
+      user: spendCap.optional(),
+      channel: spendCap.optional(),
+      workspace: spendCap.optional(),
     })
     .optional(),
   loopGuard: z

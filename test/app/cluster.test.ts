@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runDoctor } from "../../src/app/doctor.js";
+import { parseEnv } from "../../src/config/index.js";
 import type { PlaygroundMessage, PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
 import { queuePrefix, threadKeys } from "../../src/runs/index.js";
 import { FakeOpenAIServer, type ReceivedRequest, textReply, toolCallReply } from "../fakes/openai-server.js";
@@ -162,6 +164,33 @@ describe("gateway and worker on a real three-master Redis Cluster (REDIS_CLUSTER
     const { threads } = await api<{ threads: PlaygroundThread[] }>("GET", "/api/threads");
     expect(threads.map((thread) => thread.id)).toEqual(expect.arrayContaining(created));
   }, 30_000);
+});
+
+describe("doctor and a Redis Cluster", () => {
+  let cluster: TestCluster | undefined;
+  beforeAll(async () => {
+    cluster = await TestCluster.start(3);
+  }, 30_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("checks REDIS_CLUSTER_NODES, and says so when REDIS_URL points at one node of a cluster", async () => {
+    const redisCheck = async (env: Record<string, string>) =>
+      (await runDoctor(parseEnv(env))).find((check) => check.name === "Redis");
+    expect(await redisCheck({ REDIS_CLUSTER_NODES: cluster!.nodes.split(",")[0]! })).toEqual({
+      name: "Redis",
+      ok: true,
+      detail: `cluster ${cluster!.nodes.split(",")[0]} answers: 3 primaries, every slot served`,
+    });
+    const host = `127.0.0.1:${cluster!.ports[1]}`;
+    expect(await redisCheck({ REDIS_URL: `redis://${host}` })).toEqual({
+      name: "Redis",
+      ok: false,
+      detail: `REDIS_URL points at ${host}, a node of a Redis Cluster: commands for keys on other nodes would fail with MOVED`,
+      fix: `Set REDIS_CLUSTER_NODES=${host} (more nodes, comma-separated, if you like) instead of REDIS_URL.`,
+    });
+  }, 15_000);
 });
 
 /** The `host:port` of the master serving `slot`, from a `CLUSTER SLOTS` reply. */
