@@ -1,7 +1,14 @@
 import { WebClient } from "@slack/web-api";
 import { Redis } from "ioredis";
 import type { Env } from "../config/index.js";
-import { contextWindowFor, DEFAULT_OPENAI_BASE_URL, formatLimit, probeModelEndpoint } from "../llm/index.js";
+import {
+  contextWindowFor,
+  DEFAULT_OPENAI_BASE_URL,
+  formatLimit,
+  openAIModel,
+  type ProbeOptions,
+  providerFor,
+} from "../llm/index.js";
 import { slackClientOptions } from "../slack/index.js";
 import { redisServerVersion } from "./embedded-redis.js";
 import { checkRedisCluster, clusterNodeAtUrl } from "./redis-check.js";
@@ -75,12 +82,32 @@ async function checkModel(env: Env): Promise<DoctorCheck> {
       fix: "Set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server such as Ollama (OPENAI_BASE_URL=http://localhost:11434/v1 and OPENAI_MODEL=llama3.1).",
     };
   }
-  const options: Parameters<typeof probeModelEndpoint>[0] = {
+  const options: ProbeOptions = {
     baseURL: env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL,
     model: env.OPENAI_MODEL,
   };
   if (env.OPENAI_API_KEY) options.apiKey = env.OPENAI_API_KEY;
-  const result = await probeModelEndpoint(options);
+  const model = openAIModel({ id: env.OPENAI_MODEL });
+  let probe: NonNullable<ReturnType<typeof providerFor>["probe"]> | undefined;
+  try {
+    probe = providerFor(model).probe;
+  } catch (err) {
+    return {
+      name: "Model",
+      ok: false,
+      detail: message(err),
+      fix: "Register a provider for this model's api.",
+    };
+  }
+  if (!probe) {
+    return {
+      name: "Model",
+      ok: true,
+      skipped: true,
+      detail: `the ${model.api} provider has no endpoint check`,
+    };
+  }
+  const result = await probe(options);
   const known = contextWindowFor(env.OPENAI_MODEL, env.OPENAI_CONTEXT_WINDOW);
   const served = result.ok ? result.contextWindow : undefined;
   const window =
