@@ -192,6 +192,9 @@ program
     // Loaded on demand: the doctor reaches every platform's client library.
     const { formatDoctorReport, runDoctor } = await import("./doctor.js");
     const checks = await runDoctor(loaded.env);
+    // The caps and limits in force, so an operator sees what a run may spend before one does.
+    const { describeLimits, formatLimits } = await import("./limits-report.js");
+    process.stdout.write(`${formatLimits(describeLimits(runsConfigFromEnv(loaded.env, loaded.config)))}\n`);
     process.stdout.write(`${formatDoctorReport(checks)}\n`);
     process.exit(checks.every((check) => check.ok) ? 0 : 1);
   });

@@ -12,6 +12,9 @@ export interface RunsSampler {
 /** Distinct tool names that get their own label; later ones count as `other`. */
 export const MAX_TOOL_LABELS = 100;
 
+/** Distinct model names that get their own `threadline_cost_usd_total` label; later ones count as `other`. */
+export const MAX_MODEL_LABELS = 20;
+
 /** The label of tool calls whose tool does not exist (made up by the model) or never worked. */
 export const UNKNOWN_TOOL_LABEL = "unknown";
 
@@ -76,7 +79,14 @@ export class Metrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
     registers: [this.registry],
   });
+  readonly cost = new Counter({
+    name: "threadline_cost_usd_total",
+    help: "Model spend in US dollars, by model (the provider's reported cost, else the price table)",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
   private sampler: RunsSampler | undefined;
+  private readonly modelLabels = new Set<string>();
   readonly runsActive = new Gauge({
     name: "threadline_runs_active",
     help: "Runs this worker process is executing now (sampled at scrape; sum across processes)",
@@ -103,6 +113,14 @@ export class Metrics {
     if (this.toolLabels.has(tool)) return tool;
     if (isError) return UNKNOWN_TOOL_LABEL;
     return this.admitTool(tool) ? tool : OTHER_TOOL_LABEL;
+  }
+
+  /** The `model` label: configured models are few, but a bounded set keeps a misbehaving router in check. */
+  private modelLabel(model: string): string {
+    if (this.modelLabels.has(model)) return model;
+    if (this.modelLabels.size >= MAX_MODEL_LABELS) return OTHER_TOOL_LABEL;
+    this.modelLabels.add(model);
+    return model;
   }
 
   private admitTool(tool: string): boolean {
@@ -139,6 +157,7 @@ export class Metrics {
         this.toolCalls.inc({ tool: this.toolLabel(tool, isError), outcome: isError ? "error" : "ok" }),
       delivered: (ms) => this.steeringLatency.observe(ms / 1000),
       firstVisible: (ms) => this.firstReply.observe(ms / 1000),
+      cost: (model, usd) => this.cost.inc({ model: this.modelLabel(model) }, usd),
       approval: (decision, ms) => {
         this.approvals.inc({ decision });
         this.approvalWait.observe(ms / 1000);

@@ -22,6 +22,8 @@ export function runsConfigFromEnv(env: Env, config: ThreadlineConfig = {}): Runs
     overrides.requireMentionWhenIdle = config.requireMentionWhenIdle;
   if (config.queueCap !== undefined) overrides.queueCap = config.queueCap;
   if (config.footer !== undefined) overrides.footer = config.footer;
+  if (config.prices) overrides.prices = config.prices;
+  if (config.spendCaps) overrides.spendCaps = config.spendCaps;
   if (config.loopGuard) overrides.loopGuard = { ...runsConfig().loopGuard, ...config.loopGuard };
   if (config.budgets) {
     const budgets = { ...runsConfig().budgets, ...config.budgets };

@@ -97,6 +97,18 @@ export interface ThreadlineConfig {
     /** Tool calls in one run. Default 100. */
     maxToolCallsPerRun?: number;
   };
+  /**
+   * Prices per model id in USD per million tokens, for the footer's cost, `/metrics` and the money caps.
+   * A key also prices dated and routed variants (`gpt-4o` → `gpt-4o-2024-08-06`, `openai/gpt-4o`); these
+   * win over the small built-in table, and a cost the provider reports (OpenRouter) wins over both.
+   */
+  prices?: Record<string, { input: number; cachedInput?: number; output: number; reasoning?: number }>;
+  /**
+   * Daily budgets (UTC days) in tokens and/or US dollars, per thread, per user (the run's requester), per
+   * channel and per workspace / Discord server, held across all workers. A run that reaches one finishes
+   * its current step and stops with a message naming the budget and when it resets. Default: none.
+   */
+  spendCaps?: Partial<Record<"thread" | "user" | "channel" | "workspace", { tokens?: number; usd?: number }>>;
   /** Show the run footer (turns, tool calls, tokens, cost). Default true. */
   footer?: boolean;
   /**

@@ -18,6 +18,21 @@ const offOrCount = (example: string) =>
     .number({ error: `must be a number, for example ${example} (0 = off)` })
     .int({ error: `must be a whole number, for example ${example} (0 = off)` })
     .min(0, { error: `must be 0 (off) or more, for example ${example}` });
+const price = (example: string) =>
+  z
+    .number({ error: `must be a price in USD per million tokens, for example ${example}` })
+    .min(0, { error: `must be 0 or more, for example ${example}` });
+const spendCap = z.strictObject({
+  tokens: z
+    .number({ error: "must be a number of tokens, for example 2000000" })
+    .int({ error: "must be a whole number of tokens, for example 2000000" })
+    .positive({ error: "must be greater than 0, for example 2000000" })
+    .optional(),
+  usd: z
+    .number({ error: "must be an amount in US dollars, for example 5" })
+    .positive({ error: "must be greater than 0, for example 5" })
+    .optional(),
+});
 const number = (example: string) => z.number({ error: `must be a number, for example ${example}` });
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
@@ -197,6 +212,29 @@ export const configSchema = z.strictObject({
       maxTurns: wholeNumber("50").optional(),
       maxWallMs: wholeNumber("900000").optional(),
       maxTokens: wholeNumber("200000").optional(),
+    })
+    .optional(),
+  prices: z
+    .record(
+      z.string(),
+      z.strictObject({
+        input: price("2.5"),
+        cachedInput: price("1.25").optional(),
+        output: price("10"),
+        reasoning: price("10").optional(),
+      }),
+      {
+        error:
+          'must be an object of prices by model id, for example { "gpt-4o": { input: 2.5, output: 10 } }',
+      },
+    )
+    .optional(),
+  spendCaps: z
+    .strictObject({
+      thread: spendCap.optional(),
+      user: spendCap.optional(),
+      channel: spendCap.optional(),
+      workspace: spendCap.optional(),
     })
     .optional(),
   loopGuard: z

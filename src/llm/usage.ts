@@ -11,6 +11,8 @@ export interface ChatUsagePayload {
   prompt_tokens_details?: { cached_tokens?: number | null } | null;
   /** DeepSeek's name for cached prompt tokens. */
   prompt_cache_hit_tokens?: number | null;
+  /** What the provider billed for the request, in USD (OpenRouter: https://openrouter.ai/docs/use-cases/usage-accounting). */
+  cost?: number | null;
   /** Reasoning tokens: part of `completion_tokens` on OpenAI, in addition to it on xAI. */
   completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
@@ -27,7 +29,8 @@ function count(value: number | null | undefined): number {
  * when given. `output` is what the provider bills as output: OpenAI counts reasoning tokens inside
  * `completion_tokens`, xAI reports them beside it (its `total_tokens` = prompt + completion + reasoning,
  * https://docs.x.ai/docs/key-information/consumption-and-rate-limits), so reasoning tokens are added when
- * the total says they were left out. With `prices`, the cost fields are filled in (per million tokens).
+ * the total says they were left out; `reasoning` is how many of `output` were reasoning. With `prices`, the
+ * cost fields are filled in (per million tokens); a `cost` the provider reports (OpenRouter) is the total.
  */
 export function mapUsage(payload: ChatUsagePayload, prices?: ModelPrices): Usage {
   const prompt = count(payload.prompt_tokens);
@@ -45,7 +48,11 @@ export function mapUsage(payload: ChatUsagePayload, prices?: ModelPrices): Usage
   usage.output = output;
   usage.cacheRead = cached;
   usage.totalTokens = total || prompt + output;
+  if (reasoning > 0) usage.reasoning = Math.min(reasoning, output);
   if (prices) applyPrices(usage, prices);
+  // The provider's own figure wins over a price table: it is what was billed.
+  const billed = payload.cost;
+  if (typeof billed === "number" && Number.isFinite(billed) && billed >= 0) usage.cost.total = billed;
   return usage;
 }
 

@@ -6,6 +6,8 @@ import {
   type ReactionNames,
 } from "../chat/index.js";
 import { DEFAULT_LOOP_GUARD, type LoopGuardLimits } from "./loop-guard.js";
+import type { PriceTable } from "./pricing.js";
+import type { SpendCaps } from "./spend.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "./tool-result-limit.js";
 
 /** Where a reply to an active run goes by default. */
@@ -45,6 +47,13 @@ export interface RunsConfig {
   budgets: RunBudgets;
   /** Repeated-call and tool-call caps of one run (soft, then hard); default 3 repeats, 20 per turn, 100 per run. */
   loopGuard: LoopGuardLimits;
+  /**
+   * The operator's prices per model (USD per million tokens); they win over the built-in table, and a cost
+   * the provider reports wins over both. Default `{}`.
+   */
+  prices: PriceTable;
+  /** Daily budgets per thread, user, channel and workspace, enforced in Redis across workers. Default none. */
+  spendCaps: SpendCaps;
   /** Emoji names the bot uses to mark messages. */
   reactions: ReactionNames;
   /** Show the run footer (turns, tool calls, tokens, cost); default true. */
@@ -94,6 +103,8 @@ export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   approvers: [],
   budgets: { maxTurns: 50, maxWallMs: 15 * 60 * 1000 },
   loopGuard: DEFAULT_LOOP_GUARD,
+  prices: {},
+  spendCaps: {},
   reactions: DEFAULT_REACTIONS,
   footer: true,
   stopWords: DEFAULT_STOP_WORDS,

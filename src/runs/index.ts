@@ -25,6 +25,20 @@ export {
 } from "./intake.js";
 export { DEFAULT_INTAKE_RETRY, type IntakeRetryPolicy } from "./intake-retry.js";
 export { eventsChannel, queuePrefix, RUN_QUEUE, type ThreadKeys, threadKeys } from "./keys.js";
+export {
+  chainBeforeToolCall,
+  createLoopGuard,
+  DEFAULT_LOOP_GUARD,
+  type LoopGuardLimits,
+} from "./loop-guard.js";
+export {
+  BUILTIN_PRICES,
+  type ModelPrice,
+  type PriceTable,
+  priceFor,
+  priceTable,
+  usageCost,
+} from "./pricing.js";
 export { createRunProcessor, RunInterruptedError, type RunJob, type RunProcessorDeps } from "./processor.js";
 export { addRunJob, createRunQueue, createRunWorker, type RunJobData, type RunQueue } from "./queue.js";
 export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
@@ -40,6 +54,7 @@ export {
   SILENT_LOGGER,
   type ToolRunContext,
 } from "./setup.js";
+export { type SpendCap, type SpendCaps, SpendLedger, type SpendTotals } from "./spend.js";
 export { type ThreadMeta, ThreadStore } from "./thread-store.js";
 export { type ChatUserMessage, toUserMessage } from "./user-message.js";
 export { type RunWorkerHandle, type RunWorkerOptions, startRunWorker } from "./worker.js";

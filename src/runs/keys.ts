@@ -64,6 +64,19 @@ export function threadKeys(prefix: string, threadId: string): ThreadKeys {
   };
 }
 
+/** What a spend counter sums: one thread, one user, one channel or one workspace/guild, per UTC day. */
+export type SpendScope = "thread" | "user" | "channel" | "workspace";
+
+/**
+ * Hash of one spend counter for one UTC day (`YYYY-MM-DD`): `tokens`, `usd`, `requests`, and `r:<id>`
+ * reservations of requests in flight. The thread's counter shares the thread's hash tag; the others are
+ * global keys, each touched only by single-key commands and scripts (Redis Cluster).
+ */
+export function spendKey(prefix: string, scope: SpendScope, id: string, day: string): string {
+  if (scope === "thread") return `${prefix}:{${id}}:spend:${day}`;
+  return `${prefix}:spend:${day}:${scope}:${id}`;
+}
+
 /** The pub/sub channel that carries aborts and approval decisions to workers. */
 export function eventsChannel(prefix: string): string {
   return `${prefix}:events`;

@@ -18,11 +18,14 @@ import {
 import { ApprovalGate } from "./approvals.js";
 import { Lease } from "./lease.js";
 import { chainBeforeToolCall, createLoopGuard, type LoopGuard } from "./loop-guard.js";
+import { priceTable } from "./pricing.js";
 import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
 import { INTERRUPTED_TOOL_TEXT, recoverInterruptedCalls } from "./recovery.js";
 import type { RunLogger, RunObserver, RunTool, ToolRunContext } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
+import { SpendLedger } from "./spend.js";
+import { SpendMeter } from "./spend-meter.js";
 import type { StartReply, ThreadScripts } from "./thread-scripts.js";
 import { parseMeta, parseTranscript, parseUser, ThreadStore } from "./thread-store.js";
 import { createToolApproval } from "./tool-approval.js";
@@ -278,6 +281,7 @@ export class RunSession {
     if (transformContext) loopConfig.transformContext = transformContext;
     const emit = (event: AgentEvent) => this.onEvent(event);
     const signal = this.controller.signal;
+    const streamFn = this.meter(ctx).wrap(setup.streamFn);
     const context = () => ({ systemPrompt, tools, messages: sink.messages });
 
     try {
@@ -294,14 +298,14 @@ export class RunSession {
       while (!signal.aborted) {
         const tail = sink.messages.at(-1) as { role?: string } | undefined;
         if (prompts.length > 0) {
-          await runAgentLoop(prompts, context(), loopConfig, emit, signal, setup.streamFn);
+          await runAgentLoop(prompts, context(), loopConfig, emit, signal, streamFn);
         } else if (tail && tail.role !== "assistant") {
           await runAgentLoopContinue(
             { ...context(), messages: sink.messages.slice() },
             loopConfig,
             emit,
             signal,
-            setup.streamFn,
+            streamFn,
           );
         }
         const reason = sink.lastAssistant()?.stopReason;
@@ -455,6 +459,22 @@ export class RunSession {
         return tool.execute.call(tool, toolCallId, params, signal, onUpdate);
       };
       return fenced;
+    });
+  }
+
+  /** Spend accounting and daily caps for this run's model requests; a reached cap ends the run after its turn. */
+  private meter(ctx: ToolRunContext): SpendMeter {
+    const { config } = this.deps;
+    return new SpendMeter({
+      ledger: new SpendLedger(this.scripts.redis, config.prefix, config.spendCaps),
+      target: { threadId: ctx.threadId, thread: ctx.thread, requester: ctx.requester },
+      prices: priceTable(config.prices),
+      log: this.log,
+      fields: this.fields,
+      ...(this.observer.cost ? { cost: this.observer.cost.bind(this.observer) } : {}),
+      capReached: (reason) => {
+        this.budgetReason ??= reason;
+      },
     });
   }
 

@@ -66,6 +66,8 @@ export interface RunObserver {
   delivered?(latencyMs: number): void;
   /** The first visible activity of a run (streamed text or a tool start), this long after the job began. */
   firstVisible?(latencyMs: number): void;
+  /** A model response was priced: the model asked for and its cost in USD (provider's figure or price table). */
+  cost?(model: string, usd: number): void;
   /** A human decided (or the wait ended): approved | denied | expired | cancelled, after waiting this long. */
   approval?(decision: string, waitMs: number): void;
 }

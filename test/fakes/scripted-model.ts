@@ -26,6 +26,8 @@ export interface ScriptedResponse {
   hang?: boolean;
   /** Skip the `start` event (a stream without it produces no message_update). */
   noStart?: boolean;
+  /** Usage of the final message (default all zero), as a provider's usage chunk reports it. */
+  usage?: Partial<Omit<Usage, "cost">> & { cost?: Partial<Usage["cost"]> };
 }
 
 /** What the model saw in one request (deep copies, so later transcript changes do not leak in). */
@@ -167,6 +169,10 @@ async function play(
   }
   const reason = response.stopReason ?? (response.toolCalls?.length ? "toolUse" : "stop");
   partial.stopReason = reason;
+  if (response.usage) {
+    const { cost, ...counts } = response.usage;
+    partial.usage = { ...partial.usage, ...counts, cost: { ...partial.usage.cost, ...cost } };
+  }
   stream.push({ type: "done", reason, message: partial });
 }
 
