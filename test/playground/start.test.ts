@@ -28,10 +28,11 @@ describe("gateway and worker processes without any credentials or model", () => 
     url = `http://127.0.0.1:${port}`;
     // Exactly these variables: no OPENAI_*, no SLACK_*, no DISCORD_*.
     const env = { REDIS_URL, THREADLINE_PREFIX: prefix, PLAYGROUND_PORT: String(port), LOG_LEVEL: "info" };
-    [worker, gateway] = await Promise.all([
+    // startAll stops the one that started when the other fails, so no process is left holding a port.
+    [worker, gateway] = (await CliProcess.startAll([
       CliProcess.start("worker", env, "worker started", 60_000),
       CliProcess.start("gateway", env, "playground: open", 60_000),
-    ]);
+    ])) as [CliProcess, CliProcess];
   }, 90_000);
 
   afterAll(async () => {
