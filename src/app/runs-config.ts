@@ -16,6 +16,7 @@ export function runsConfigFromEnv(env: Env, config: ThreadlineConfig = {}): Runs
     replyMaxChars: config.replyMaxChars ?? env.REPLY_MAX_CHARS,
   };
   if (config.defaultDisposition) overrides.defaultDisposition = config.defaultDisposition;
+  if (config.interruptPrefix !== undefined) overrides.interruptPrefix = config.interruptPrefix;
   if (config.steeringMode) overrides.steeringMode = config.steeringMode;
   if (config.followUpMode) overrides.followUpMode = config.followUpMode;
   if (config.requireMentionWhenIdle !== undefined)

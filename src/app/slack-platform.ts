@@ -29,7 +29,12 @@ export function slackPlatform({ env, redis, log, role, config }: PlatformDeps): 
       bots: env.SLACK_ALLOWED_BOTS,
       directMessages: env.SLACK_DIRECT_MESSAGES,
     },
-    watchedReactions: [config.reactions.steer, config.reactions.followUp, config.reactions.stop],
+    watchedReactions: [
+      config.reactions.steer,
+      config.reactions.followUp,
+      config.reactions.interrupt,
+      config.reactions.stop,
+    ],
     log,
   };
   if (env.SLACK_API_URL) options.apiUrl = env.SLACK_API_URL;

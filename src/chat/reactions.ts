@@ -9,6 +9,11 @@ export interface ReactionNames {
   steer: string;
   /** Bot ack for a queued follow-up; the author reacts with it to switch to follow-up. */
   followUp: string;
+  /**
+   * Bot ack for a queued interrupt; the author (or an approver) reacts with it to deliver the message now:
+   * the model's streaming answer is cut and the next request starts with the message.
+   */
+  interrupt: string;
   /** Bot, replacing the queue mark once the message reached the agent. */
   delivered: string;
   /** Bot: refused (queue full). */
@@ -23,6 +28,7 @@ export const DEFAULT_REACTIONS: ReactionNames = {
   seen: "eyes",
   steer: "compass",
   followUp: "hourglass_flowing_sand",
+  interrupt: "zap",
   delivered: "white_check_mark",
   refused: "warning",
   notProcessed: "black_square_for_stop",
@@ -34,6 +40,7 @@ export const EMOJI_BY_NAME: Readonly<Record<string, string>> = {
   eyes: "👀",
   compass: "🧭",
   hourglass_flowing_sand: "⏳",
+  zap: "⚡",
   white_check_mark: "✅",
   warning: "⚠️",
   black_square_for_stop: "⏹️",

@@ -76,6 +76,11 @@ export interface ThreadlineConfig {
   reactions?: Partial<ReactionNames>;
   /** Where a reply to a busy agent goes by default. Default `"steer"`. */
   defaultDisposition?: "steer" | "followUp";
+  /**
+   * A reply to a busy agent that starts with this text is an **interrupt** (⚡): delivered now, cutting the
+   * model's streaming answer. The prefix is removed from what the model reads. Default `"!!"`; `""` turns it off.
+   */
+  interruptPrefix?: string;
   /** How many queued steering / follow-up messages reach the agent at once. Default `"one-at-a-time"`. */
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;

@@ -196,6 +196,7 @@ export const configSchema = z.strictObject({
       seen: text('"eyes"').optional(),
       steer: text('"compass"').optional(),
       followUp: text('"hourglass_flowing_sand"').optional(),
+      interrupt: text('"zap"').optional(),
       delivered: text('"white_check_mark"').optional(),
       refused: text('"warning"').optional(),
       notProcessed: text('"black_square_for_stop"').optional(),
@@ -203,6 +204,7 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   defaultDisposition: oneOf(["steer", "followUp"]).optional(),
+  interruptPrefix: z.string({ error: 'must be text, for example "!!" (or "" to turn it off)' }).optional(),
   steeringMode: queueMode.optional(),
   followUpMode: queueMode.optional(),
   requireMentionWhenIdle: bool().optional(),

@@ -45,7 +45,16 @@ const flag = (fallback: boolean) =>
       value === undefined || value === "" ? fallback : ["true", "1", "yes", "on"].includes(value),
     );
 
-const REACTION_ROLES = ["seen", "steer", "followUp", "delivered", "refused", "notProcessed", "stop"] as const;
+const REACTION_ROLES = [
+  "seen",
+  "steer",
+  "followUp",
+  "interrupt",
+  "delivered",
+  "refused",
+  "notProcessed",
+  "stop",
+] as const;
 
 /** `steer=compass,stop=no_entry` → `{ steer: "compass", stop: "no_entry" }` (roles of the reaction vocabulary). */
 const reactionNames = z

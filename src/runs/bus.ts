@@ -6,6 +6,8 @@ import type { RedisClient } from "./redis-client.js";
 /** Messages on the events channel. */
 export type BusEvent =
   | { type: "abort"; runId: string; by?: ChatUser | null }
+  /** A steer or interrupt was queued (or switched to) for the run: its loop yields to it now. */
+  | { type: "inbox"; runId: string; disposition: "steer" | "interrupt"; by?: string }
   | {
       type: "approval";
       approvalId: string;
@@ -105,7 +107,8 @@ export class EventBus {
     } catch {
       return;
     }
-    const key = event.type === "abort" ? event.runId : approvalEventKey(event.threadId, event.approvalId);
+    const key =
+      event.type === "approval" ? approvalEventKey(event.threadId, event.approvalId) : event.runId;
     for (const handler of this.handlers.get(key) ?? []) handler(event);
   }
 

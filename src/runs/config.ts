@@ -10,8 +10,11 @@ import type { PriceTable } from "./pricing.js";
 import type { SpendCaps } from "./spend.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS } from "./tool-result-limit.js";
 
-/** Where a reply to an active run goes by default. */
-export type Disposition = "steer" | "followUp";
+/**
+ * Where a queued reply to an active run goes: steer (after the current tool batch), follow-up (when the agent
+ * would otherwise stop) or interrupt (now: the streaming model answer is cut, DESIGN.md §1).
+ */
+export type Disposition = "steer" | "followUp" | "interrupt";
 
 /** Limits of one run. */
 export interface RunBudgets {
@@ -28,6 +31,11 @@ export interface RunsConfig {
   /** Key prefix in Redis; default "tl". */
   prefix: string;
   defaultDisposition: Disposition;
+  /**
+   * A queued reply that starts with this text is an interrupt (the prefix is removed from what the model
+   * reads); default `"!!"`, `""` turns it off.
+   */
+  interruptPrefix: string;
   /** Queued messages per thread before new ones are refused; default 20. */
   queueCap: number;
   /** When true, a reply in an idle engaged thread needs a mention to start a run; default false. */
@@ -92,6 +100,7 @@ export const DEFAULT_STOP_WORDS: readonly string[] = [
 export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   prefix: "tl",
   defaultDisposition: "steer",
+  interruptPrefix: "!!",
   queueCap: 20,
   requireMentionWhenIdle: false,
   retentionMs: 30 * 24 * 60 * 60 * 1000,

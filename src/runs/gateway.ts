@@ -60,6 +60,16 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     if (state !== "queued") await outbound.unreact(thread, messageId, emoji);
   };
 
+  /** The mark a queued message of `disposition` wears. */
+  const queueMark = (disposition: string): string | undefined =>
+    disposition === "steer"
+      ? marks.steer
+      : disposition === "followUp"
+        ? marks.followUp
+        : disposition === "interrupt"
+          ? marks.interrupt
+          : undefined;
+
   /** 🛑 and a platform's stop control alike: stop if allowed, else a private notice. */
   const stop = async (thread: ThreadRef, user: ChatUser, fields: Record<string, unknown>) => {
     const stopped = await intake.stop(thread, user);
@@ -94,7 +104,7 @@ export function createGateway(options: GatewayOptions): ChatInbound {
           break;
         }
         case "queued": {
-          const emoji = result.disposition === "steer" ? marks.steer : marks.followUp;
+          const emoji = queueMark(result.disposition) ?? marks.steer;
           await safely("react", fields, async () => {
             // The queued mark first: taking 👀 back may wait on a platform's tighter budget for removals.
             await ackQueued(message.thread, message.id, emoji);
@@ -137,15 +147,24 @@ export function createGateway(options: GatewayOptions): ChatInbound {
         await stop(thread, user, { messageId });
         return;
       }
-      if (emoji !== marks.steer && emoji !== marks.followUp) return;
+      const disposition =
+        emoji === marks.steer
+          ? "steer"
+          : emoji === marks.followUp
+            ? "followUp"
+            : emoji === marks.interrupt
+              ? "interrupt"
+              : undefined;
+      if (!disposition) return;
       const author = await intake.messageAuthor(thread, messageId);
       if (author !== user.id && !config.approvers.includes(user.id)) return;
-      const disposition = emoji === marks.steer ? "steer" : "followUp";
-      if (!(await intake.setDisposition(thread, messageId, disposition))) return;
-      const old = disposition === "steer" ? marks.followUp : marks.steer;
+      const previous = await intake.changeDisposition(thread, messageId, disposition);
+      if (previous === undefined) return;
+      const old = previous === disposition ? undefined : queueMark(previous);
       await safely("react", { messageId }, async () => {
-        await outbound.unreact(thread, messageId, old);
+        // The new mark first (the visible state is never empty), then the one the message wore.
         await ackQueued(thread, messageId, emoji);
+        if (old) await outbound.unreact(thread, messageId, old);
       });
     },
 

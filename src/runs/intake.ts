@@ -55,6 +55,15 @@ function normalizeCommand(text: string): string {
     .trim();
 }
 
+/**
+ * A reply that starts with `prefix` (non-empty) is an interrupt: its text without the prefix, else undefined.
+ */
+export function stripInterruptPrefix(text: string, prefix: string): string | undefined {
+  if (prefix === "") return undefined;
+  const trimmed = text.trimStart();
+  return trimmed.startsWith(prefix) ? trimmed.slice(prefix.length).trimStart() : undefined;
+}
+
 /** True for a reply that means "stop the run": one of `words` (default {@link DEFAULT_STOP_WORDS}), whole. */
 export function isStopCommand(text: string, words: readonly string[] = DEFAULT_STOP_WORDS): boolean {
   const normalized = normalizeCommand(text);
@@ -91,12 +100,15 @@ export class Intake {
     const id = encodeThreadId(message.thread);
     const newRunId = randomUUID();
     const marker = pendingStartMember(id, message.id);
+    // "!! …" (the configured prefix) asks for an interrupt; the model reads the text without it.
+    const interruptText = stripInterruptPrefix(message.text, this.config.interruptPrefix);
+    const text = interruptText ?? message.text;
     const marked = this.scripts.redis.zadd(pendingStartsKey(this.config.prefix), Date.now(), marker);
     marked.catch(() => {}); // reported by the submit below, which fails the same way
     const reply = await this.scripts.submit(id, {
       msgId: message.id,
-      body: JSON.stringify(toUserMessage(message)),
-      defaultDisposition: this.config.defaultDisposition,
+      body: JSON.stringify(toUserMessage({ ...message, text })),
+      defaultDisposition: interruptText !== undefined ? "interrupt" : this.config.defaultDisposition,
       cap: this.config.queueCap,
       now: Date.now(),
       retention: this.config.retentionMs,
@@ -107,7 +119,7 @@ export class Intake {
       author: JSON.stringify(message.author),
       authorId: message.author.id,
       isApprover: this.config.approvers.includes(message.author.id) ? 1 : 0,
-      isStop: isStopCommand(message.text, this.config.stopWords) ? 1 : 0,
+      isStop: isStopCommand(text, this.config.stopWords) ? 1 : 0,
       channel: eventsChannel(this.config.prefix),
     });
     await marked;
@@ -145,9 +157,27 @@ export class Intake {
     this.scripts.redis.zrem(pendingStartsKey(this.config.prefix), marker).catch(() => {});
   }
 
-  /** Moves a queued message between steer and follow-up. False once it was delivered (or unknown). */
+  /** Moves a queued message between steer, follow-up and interrupt. False once it was delivered (or unknown). */
   async setDisposition(thread: ThreadRef, messageId: string, disposition: Disposition): Promise<boolean> {
-    return this.scripts.setDisposition(encodeThreadId(thread), { msgId: messageId, disposition });
+    return (await this.changeDisposition(thread, messageId, disposition)) !== undefined;
+  }
+
+  /**
+   * Like {@link Intake.setDisposition}, answering the previous disposition (the mark to take back) when the
+   * change took effect. A steer or interrupt reaches the worker of the active run at once (an event on the
+   * bus; the disposition in Redis is the state it reads again on its heartbeat).
+   */
+  async changeDisposition(
+    thread: ThreadRef,
+    messageId: string,
+    disposition: Disposition,
+  ): Promise<Disposition | undefined> {
+    const previous = await this.scripts.setDisposition(encodeThreadId(thread), {
+      msgId: messageId,
+      disposition,
+      channel: eventsChannel(this.config.prefix),
+    });
+    return previous as Disposition | undefined;
   }
 
   /** Removes a queued message its author deleted. False once delivered. */

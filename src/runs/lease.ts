@@ -1,4 +1,4 @@
-import type { ThreadScripts } from "./thread-scripts.js";
+import type { ThreadScripts, Waiting } from "./thread-scripts.js";
 
 /** What a held lease reports to its run. */
 export interface LeaseEvents {
@@ -8,6 +8,8 @@ export interface LeaseEvents {
   stopRequested(by: string): void;
   /** Every successful heartbeat: waiters re-read state they might have missed an event for. */
   beat(): void;
+  /** The heartbeat read what queued message the loop should yield to now (the state behind the bus event). */
+  waiting?(waiting: Waiting): void;
   /** A heartbeat failed on a Redis error (the lease may still be ours: the next beat tells). */
   failed(err: unknown): void;
 }
@@ -63,6 +65,7 @@ export class Lease {
         return;
       }
       if (reply.stopBy) this.events.stopRequested(reply.stopBy);
+      this.events.waiting?.(reply.waiting);
       this.events.beat();
     } catch (err) {
       this.events.failed(err);

@@ -22,6 +22,7 @@ import { priceTable } from "./pricing.js";
 import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
 import { INTERRUPTED_TOOL_TEXT, recoverInterruptedCalls } from "./recovery.js";
+import { RunInterrupts } from "./run-interrupts.js";
 import type { RunLogger, RunObserver, RunTool, ToolRunContext } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
 import { SpendLedger } from "./spend.js";
@@ -92,6 +93,8 @@ export class RunSession {
   private renderer: ReturnType<typeof createRunRenderer> | undefined;
   /** Steering messages the start script drained: the answer to the first steering poll. */
   private startSteering: AgentMessage[] | undefined;
+  /** What queued message the loop yields to now (⚡ interrupts, and steers for interruptible tools). */
+  private readonly interrupts = new RunInterrupts(() => this.drain("interrupt", "all"));
 
   constructor(
     private readonly deps: RunProcessorDeps,
@@ -117,6 +120,7 @@ export class RunSession {
     const cleanups: (() => void)[] = [
       bus.on(this.job.runId, (event) => {
         if (event.type === "abort") this.requestStop(event.by ?? null);
+        else if (event.type === "inbox") this.interrupts.arrived(event.disposition, event.by);
       }),
     ];
     const onWorkerAbort = () => {
@@ -162,6 +166,7 @@ export class RunSession {
       },
       stopRequested: (by) => this.requestStop(parseUser(by) ?? null),
       beat: () => this.gate?.recheck(),
+      waiting: (waiting) => this.interrupts.observe(waiting),
       failed: (err) => this.log.warn({ ...this.fields, err }, "lease heartbeat failed"),
     });
     this.lease = lease;
@@ -178,6 +183,10 @@ export class RunSession {
         (by) => {
           if (by) this.requestStop(by);
         },
+        () => {},
+      );
+      this.store.waiting(this.job.threadId).then(
+        (waiting) => this.interrupts.observe(waiting),
         () => {},
       );
     });
@@ -210,7 +219,8 @@ export class RunSession {
     );
     this.sink = sink;
     let prompts = sink.take("prompt", start.prompts);
-    this.startSteering = sink.take("steer", start.steering);
+    // Interrupts queued before the claim are delivered with the first steering poll, ahead of it.
+    this.startSteering = [...sink.take("interrupt", start.interrupts), ...sink.take("steer", start.steering)];
     const meta = parseMeta(start.meta);
     const requester = meta.requester ?? meta.startedBy ?? { id: "", name: "someone" };
     const ctx: ToolRunContext = {
@@ -258,6 +268,7 @@ export class RunSession {
       toolExecution: setup.toolExecution ?? "parallel",
       getSteeringMessages: () => this.drain("steer", config.steeringMode === "all" ? "all" : "one"),
       getFollowUpMessages: () => this.drain("followUp", config.followUpMode === "all" ? "all" : "one"),
+      interrupts: this.interrupts.source,
       beforeToolCall: chainBeforeToolCall(
         (call) => this.loopGuard.beforeToolCall(call),
         createToolApproval({
@@ -506,6 +517,7 @@ export class RunSession {
       return first;
     }
     const lease = this.lease!;
+    this.interrupts.beforeDrain(kind);
     const reply = await this.scripts.drain(this.job.threadId, {
       token: lease.token,
       disposition: kind,
@@ -515,12 +527,15 @@ export class RunSession {
       lease.lose();
       return [];
     }
+    this.interrupts.observe(reply.waiting);
     return this.sink!.take(kind, reply.entries);
   }
 
-  /** After the loop ended naturally with messages still queued: the next batch, steering first. */
+  /** After the loop ended naturally with messages still queued: the next batch, interrupts and steering first. */
   private async drainNext(): Promise<AgentMessage[]> {
     const { steeringMode, followUpMode } = this.deps.config;
+    const interrupts = await this.drain("interrupt", "all");
+    if (interrupts.length > 0) return interrupts;
     const steer = await this.drain("steer", steeringMode === "all" ? "all" : "one");
     if (steer.length > 0) return steer;
     const followUp = await this.drain("followUp", followUpMode === "all" ? "all" : "one");
@@ -568,6 +583,7 @@ export class RunSession {
     const { reactions } = this.deps.config;
     if (kind === "steer") return reactions.steer;
     if (kind === "followUp") return reactions.followUp;
+    if (kind === "interrupt") return reactions.interrupt;
     return undefined;
   }
 

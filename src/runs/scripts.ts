@@ -77,6 +77,31 @@ local function drain(wanted, one)
   end
   return out
 end
+-- The author's display name of a queued message ('' when unknown).
+local function author_name(id)
+  local ok, body = pcall(cjson.decode, redis.call('HGET', K.body, id) or '')
+  if ok and type(body) == 'table' and type(body.authorName) == 'string' then return body.authorName end
+  return ''
+end
+-- The most urgent queued message a running loop yields to: 'interrupt', else 'steer', else '', and its author.
+local function waiting()
+  local kind, by = '', ''
+  for _, id in ipairs(redis.call('LRANGE', K.inbox, 0, -1)) do
+    local d = redis.call('HGET', K.disposition, id)
+    if d == 'interrupt' or (d == 'steer' and kind == '') then
+      kind, by = d, author_name(id)
+      if d == 'interrupt' then break end
+    end
+  end
+  return kind, by
+end
+-- Tells the worker of the active run at once that a message it yields to is queued (the pub/sub fast path;
+-- the disposition itself is the state its heartbeat and drains read again).
+local function announce(channel, run, id, disposition)
+  if disposition ~= 'steer' and disposition ~= 'interrupt' then return end
+  redis.call('PUBLISH', channel, cjson.encode({type = 'inbox', runId = run, disposition = disposition,
+    by = author_name(id)}))
+end
 -- The requester of the latest run may control it; so may approvers (the caller says whether the user is one).
 local function may_control(user_id, is_approver)
   if is_approver == '1' then return true end
@@ -176,6 +201,7 @@ if active then
   redis.call('HSET', K.body, id, A.body)
   redis.call('HSET', K.origin, id, A.now)
   touch(A.retention)
+  announce(A.channel, run, id, A.defaultDisposition)
   return {'queued', run, A.defaultDisposition}
 end
 -- Idle: this message starts a run. Messages stranded by a run that died (drained or still queued) are
@@ -202,15 +228,23 @@ return {'started', A.newRun}
 `,
 });
 
-/** setDisposition → 1 if it took effect (still queued, not the run's prompt). */
+/**
+ * setDisposition → the previous disposition if it took effect (still queued, not the run's prompt), else 0.
+ * A steer or interrupt is announced on `channel` to the worker of the active run.
+ */
 export const SET_DISPOSITION = defineScript({
   name: "tlSetDisposition",
-  args: ["msgId", "disposition"],
+  args: ["msgId", "disposition", "channel"],
   lua: `
 if redis.call('HGET', K.state, A.msgId) ~= 'queued' then return 0 end
-if redis.call('HGET', K.disposition, A.msgId) == 'prompt' then return 0 end
+local previous = redis.call('HGET', K.disposition, A.msgId) or ''
+if previous == 'prompt' then return 0 end
 redis.call('HSET', K.disposition, A.msgId, A.disposition)
-return 1
+local run = redis.call('HGET', K.meta, 'run') or ''
+if run ~= '' and A.channel ~= '' and previous ~= A.disposition then
+  announce(A.channel, run, A.msgId, A.disposition)
+end
+return previous
 `,
 });
 
@@ -253,7 +287,7 @@ return {'stopping', run}
 
 /**
  * start → {'stale'} | {'ok', token, stopBy|'', transcript, metaFlat, prompts, steering, callsFlat,
- * approvalsFlat}. Claims the run with a fencing token of its own — a fresh start, a resumption after its
+ * approvalsFlat, interrupts}. Claims the run with a fencing token of its own — a fresh start, a resumption after its
  * worker died, or a takeover from a worker that is paused or stalled (that worker's token stops matching, so
  * it can write nothing more and start no tool) — and answers everything a run needs before its first model
  * request in the same round trip: the transcript, the meta hash, the tool-call records and approval ids of
@@ -269,34 +303,44 @@ local token = A.run .. '#' .. redis.call('HINCRBY', K.meta, 'fence', 1)
 redis.call('SET', K.lease, token, 'PX', tonumber(A.leaseMs))
 requeue_inflight()
 local stop_by = redis.call('HGET', K.meta, 'stopBy') or ''
-local prompts, steering = {}, {}
+local prompts, steering, interrupts = {}, {}, {}
 if stop_by == '' then
   prompts = drain('prompt', false)
+  interrupts = drain('interrupt', false)
   steering = drain('steer', A.steeringMode == 'one')
 end
 return {'ok', token, stop_by, redis.call('LRANGE', K.transcript, 0, -1), redis.call('HGETALL', K.meta),
-  prompts, steering, redis.call('HGETALL', K.calls), redis.call('HGETALL', K.approvals)}
+  prompts, steering, redis.call('HGETALL', K.calls), redis.call('HGETALL', K.approvals), interrupts}
 `,
 });
 
-/** heartbeat → {'lost'} | {'ok', stopBy|''}: renews the lease while it is this claim's, and reports a stop. */
+/**
+ * heartbeat → {'lost'} | {'ok', stopBy|'', waiting, waitingBy}: renews the lease while it is this claim's, and
+ * reports a stop and the most urgent queued message the loop yields to (interrupt | steer | '').
+ */
 export const HEARTBEAT = defineScript({
   name: "tlHeartbeat",
   args: ["token", "leaseMs"],
   lua: `
 if not holds(A.token) then return {'lost'} end
 redis.call('PEXPIRE', K.lease, tonumber(A.leaseMs))
-return {'ok', redis.call('HGET', K.meta, 'stopBy') or ''}
+local kind, by = waiting()
+return {'ok', redis.call('HGET', K.meta, 'stopBy') or '', kind, by}
 `,
 });
 
-/** drain → {'lost'} | {'ok', {id1, body1, receivedAt1, …}}: queued messages moved to the in-flight list. */
+/**
+ * drain → {'lost'} | {'ok', {id1, body1, receivedAt1, …}, waiting, waitingBy}: queued messages moved to the
+ * in-flight list, and what still waits (as the heartbeat reports it).
+ */
 export const DRAIN = defineScript({
   name: "tlDrain",
   args: ["token", "disposition", "mode"],
   lua: `
 if not holds(A.token) then return {'lost'} end
-return {'ok', drain(A.disposition, A.mode == 'one')}
+local out = drain(A.disposition, A.mode == 'one')
+local kind, by = waiting()
+return {'ok', out, kind, by}
 `,
 });
 

@@ -17,6 +17,17 @@ type Input<S> = S extends ScriptSpec<infer Args> ? { [K in Args[number]]: Value 
 /** The fenced-script answer when this claim no longer holds the lease. */
 export type Lost = { kind: "lost" };
 
+/** The most urgent queued message a running loop yields to, and its author's name ("" when unknown). */
+export interface Waiting {
+  kind: "interrupt" | "steer" | undefined;
+  by: string;
+}
+
+function waitingOf(kind: Reply | undefined, by: Reply | undefined): Waiting {
+  const k = String(kind ?? "");
+  return { kind: k === "interrupt" || k === "steer" ? k : undefined, by: String(by ?? "") };
+}
+
 /** A queued message a worker drained: its id, transcript body (JSON) and when it arrived (ms, 0 unknown). */
 export interface DrainedEntry {
   id: string;
@@ -54,6 +65,8 @@ export type StartReply =
       calls: Record<string, string>;
       /** Approval ids of the run so far, by call key. */
       approvals: Record<string, string>;
+      /** Queued interrupts the start drained (delivered with the first steering poll, before it). */
+      interrupts: DrainedEntry[];
     };
 
 export type DecideReply =
@@ -147,8 +160,13 @@ export class ThreadScripts {
     }
   }
 
-  async setDisposition(threadId: string, input: Input<typeof lua.SET_DISPOSITION>): Promise<boolean> {
-    return (await this.call(lua.SET_DISPOSITION, threadId, input)) === 1;
+  /** The previous disposition when the change took effect (still queued, not a prompt), else undefined. */
+  async setDisposition(
+    threadId: string,
+    input: Input<typeof lua.SET_DISPOSITION>,
+  ): Promise<string | undefined> {
+    const reply = await this.call(lua.SET_DISPOSITION, threadId, input);
+    return typeof reply === "string" ? reply : undefined;
   }
 
   async withdraw(threadId: string, input: Input<typeof lua.WITHDRAW>): Promise<boolean> {
@@ -168,7 +186,7 @@ export class ThreadScripts {
   async start(threadId: string, input: Input<typeof lua.START>): Promise<StartReply> {
     const reply = tag(await this.call(lua.START, threadId, input));
     if (reply[0] !== "ok") return { kind: "stale" };
-    const [, token, stopBy, transcript, meta, prompts, steering, calls, approvals] = reply;
+    const [, token, stopBy, transcript, meta, prompts, steering, calls, approvals, interrupts] = reply;
     return {
       kind: "ok",
       token: String(token),
@@ -179,23 +197,28 @@ export class ThreadScripts {
       steering: drainedEntries(steering),
       calls: flatToRecord(calls),
       approvals: flatToRecord(approvals),
+      interrupts: drainedEntries(interrupts),
     };
   }
 
   async heartbeat(
     threadId: string,
     input: Input<typeof lua.HEARTBEAT>,
-  ): Promise<Lost | { kind: "ok"; stopBy: string }> {
-    const [kind, stopBy = ""] = tag(await this.call(lua.HEARTBEAT, threadId, input));
-    return kind === "ok" ? { kind, stopBy: String(stopBy) } : { kind: "lost" };
+  ): Promise<Lost | { kind: "ok"; stopBy: string; waiting: Waiting }> {
+    const [kind, stopBy = "", waiting, by] = tag(await this.call(lua.HEARTBEAT, threadId, input));
+    return kind === "ok"
+      ? { kind, stopBy: String(stopBy), waiting: waitingOf(waiting, by) }
+      : { kind: "lost" };
   }
 
   async drain(
     threadId: string,
     input: Input<typeof lua.DRAIN>,
-  ): Promise<Lost | { kind: "ok"; entries: DrainedEntry[] }> {
-    const [kind, flat] = tag(await this.call(lua.DRAIN, threadId, input));
-    return kind === "ok" ? { kind, entries: drainedEntries(flat) } : { kind: "lost" };
+  ): Promise<Lost | { kind: "ok"; entries: DrainedEntry[]; waiting: Waiting }> {
+    const [kind, flat, waiting, by] = tag(await this.call(lua.DRAIN, threadId, input));
+    return kind === "ok"
+      ? { kind, entries: drainedEntries(flat), waiting: waitingOf(waiting, by) }
+      : { kind: "lost" };
   }
 
   async ack(threadId: string, input: Input<typeof lua.ACK>): Promise<Lost | { kind: "ok" }> {

@@ -114,6 +114,26 @@ export class ThreadStore {
     return parseUser((await this.redis.hget(threadKeys(this.prefix, threadId).meta, "stopBy")) ?? undefined);
   }
 
+  /** The most urgent queued message the running loop yields to (as the heartbeat reports it). */
+  async waiting(threadId: string): Promise<{ kind: "interrupt" | "steer" | undefined; by: string }> {
+    const keys = threadKeys(this.prefix, threadId);
+    const ids = await this.redis.lrange(keys.inbox, 0, -1);
+    if (ids.length === 0) return { kind: undefined, by: "" };
+    const dispositions = await this.redis.hmget(keys.disposition, ...ids);
+    let at = dispositions.indexOf("interrupt");
+    if (at < 0) at = dispositions.indexOf("steer");
+    if (at < 0) return { kind: undefined, by: "" };
+    const body = await this.redis.hget(keys.body, ids[at]!);
+    let by = "";
+    try {
+      const name = (JSON.parse(body ?? "") as { authorName?: unknown }).authorName;
+      if (typeof name === "string") by = name;
+    } catch {
+      // unreadable body: no name
+    }
+    return { kind: dispositions[at] as "interrupt" | "steer", by };
+  }
+
   /** Messages queued for the thread's active run (not yet drained). */
   async inboxLength(threadId: string): Promise<number> {
     return this.redis.llen(threadKeys(this.prefix, threadId).inbox);

@@ -4,7 +4,7 @@ import { type CallRecord, callKey } from "./recovery.js";
 import type { DrainedEntry, ThreadScripts } from "./thread-scripts.js";
 
 /** Which queue a drained message came from. */
-export type DrainKind = "prompt" | "steer" | "followUp";
+export type DrainKind = "prompt" | "steer" | "followUp" | "interrupt";
 
 /** A drained message that entered the transcript. */
 export interface Delivered {

@@ -372,6 +372,7 @@ describe("item 4: a claim that lost its lease starts no tool", () => {
     expect(await scripts.heartbeat(id, { token: second.token, leaseMs: 30_000 })).toEqual({
       kind: "ok",
       stopBy: "",
+      waiting: { kind: undefined, by: "" },
     });
   });
 });

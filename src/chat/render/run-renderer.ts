@@ -17,6 +17,11 @@ export { approvalStatus, runningStatus, THINKING_STATUS } from "./run-status.js"
 /** What a run that produced nothing visible shows. */
 export const EMPTY_REPLY_MARKDOWN = "_(no reply)_";
 
+/** The line under an answer an interrupt cut short (deviation 6): `⚡ interrupted by <name>`. */
+export function interruptedLine(by: string | undefined): string {
+  return `⚡ _interrupted${by ? ` by ${by}` : ""}_`;
+}
+
 /** Chat messages one run's reply may use by default (the cut-off notice included). */
 export const DEFAULT_REPLY_MAX_MESSAGES = 20;
 /** Characters of assistant text one run's reply shows by default. */
@@ -204,7 +209,12 @@ class Renderer {
       case "message_end": {
         if (roleOf(event.message) !== "assistant" || !("stopReason" in event.message)) return false;
         document.endAssistantMessage();
-        const { stopReason, errorMessage } = event.message;
+        const { stopReason, errorMessage, interrupted } = event.message;
+        if (interrupted) {
+          // Cut by a new message, not a failure: the answer shows where it stopped and who cut it.
+          document.addLine(interruptedLine(interrupted.by));
+          return true;
+        }
         if (stopReason === "aborted") this.abortMessage = errorMessage ?? "";
         if (stopReason !== "error") return false;
         this.lastFailureLine = formatFailureLine(errorMessage);
@@ -277,8 +287,8 @@ class Renderer {
   private applyAfterCut(event: AgentEvent): boolean {
     if (event.type !== "message_end" || roleOf(event.message) !== "assistant") return false;
     if (!("stopReason" in event.message)) return false;
-    const { stopReason, errorMessage } = event.message;
-    if (stopReason === "aborted") this.abortMessage = errorMessage ?? "";
+    const { stopReason, errorMessage, interrupted } = event.message;
+    if (stopReason === "aborted" && !interrupted) this.abortMessage = errorMessage ?? "";
     if (stopReason !== "error") return false;
     this.lastFailureLine = formatFailureLine(errorMessage);
     this.failureAfterCut = this.lastFailureLine;

@@ -1,0 +1,65 @@
+import {
+  type AgentMessage,
+  InterruptLatch,
+  type InterruptNotice,
+  type InterruptSource,
+} from "../agent/index.js";
+import type { Waiting } from "./thread-scripts.js";
+
+/**
+ * A run's {@link InterruptSource}: what queued message its loop must yield to now. The bus event the
+ * gateway publishes when a steer or interrupt is queued (or a queued message switched to one) is the fast
+ * path and aborts the model stream / interruptible tools at once; the disposition in Redis is the state,
+ * read again by every heartbeat, every drain and after the bus reconnects, so a lost event costs at most one
+ * heartbeat, never the message (the message itself is always drained from Redis).
+ *
+ * What waits is kept as two flags. They are set by events and by state reads, and cleared only right before
+ * the drain that takes that kind: the drain's reply sets them again when more is waiting, so an event that
+ * crosses a drain in flight is never lost (a stale flag costs one empty `take`, never a missed message).
+ */
+export class RunInterrupts {
+  private interruptWaiting = false;
+  private steerWaiting = false;
+  private readonly latch = new InterruptLatch((phase) =>
+    phase === "stream" ? this.interruptWaiting : this.interruptWaiting || this.steerWaiting,
+  );
+  /** The hook the run's loop config gets. */
+  readonly source: InterruptSource;
+
+  /** `drainInterrupts` takes every queued interrupt of the run (the session's fenced drain). */
+  constructor(drainInterrupts: () => Promise<AgentMessage[]>) {
+    this.source = {
+      signal: (phase) => this.latch.signal(phase),
+      take: async () => {
+        // Nothing announced, nothing read: skip the round trip (a missed event is read on the next heartbeat).
+        if (!this.interruptWaiting) return [];
+        this.beforeDrain("interrupt");
+        return drainInterrupts();
+      },
+    };
+  }
+
+  /** A bus event: a message of `kind` (from `by`) was queued for this run. */
+  arrived(kind: "steer" | "interrupt", by: string | undefined): void {
+    const notice: InterruptNotice = by ? { by } : {};
+    if (kind === "interrupt") {
+      this.interruptWaiting = true;
+      this.latch.interrupt(notice);
+    } else {
+      this.steerWaiting = true;
+      this.latch.steer(notice);
+    }
+  }
+
+  /** State read from Redis (heartbeat, drain reply, reconnect): only ever adds what it finds waiting. */
+  observe(waiting: Waiting): void {
+    if (waiting.kind === "interrupt" && !this.interruptWaiting) this.arrived("interrupt", waiting.by);
+    else if (waiting.kind === "steer" && !this.steerWaiting) this.arrived("steer", waiting.by);
+  }
+
+  /** A drain of `kind` is about to run: what it takes no longer waits (its reply says what still does). */
+  beforeDrain(kind: string): void {
+    if (kind === "interrupt") this.interruptWaiting = false;
+    else if (kind === "steer") this.steerWaiting = false;
+  }
+}
