@@ -31,11 +31,14 @@ export function messageElement(message) {
 }
 
 function actionButtons(message) {
-  const { steer, followUp, stop } = view.info.reactions;
+  const { steer, followUp, interrupt, stop } = view.info.reactions;
   const react = (name, label) =>
     `<button type="button" data-react="${escapeHtml(name)}" title="${label}" aria-label="React ${emoji(name)} ${label}">${emoji(name)}</button>`;
   let html = "";
-  if (message.kind === "user") html += react(steer, "steer") + react(followUp, "follow-up");
+  if (message.kind === "user") {
+    html += react(steer, "steer") + react(followUp, "follow-up");
+    if (interrupt) html += react(interrupt, "interrupt now");
+  }
   html += react(stop, "stop");
   if (message.kind === "user" && message.author.id === view.me.id) {
     html += '<button type="button" data-edit title="Edit" aria-label="Edit message">✏️</button>';
