@@ -58,7 +58,11 @@ function waitTool(): RunTool {
     parameters: z.object({}),
     interruptible: true,
     execute: (_id, _params, signal) =>
-      new Promise((_, reject) => signal?.addEventListener("abort", () => reject(new Error("wait aborted")))),
+      new Promise((_, reject) => {
+        // The signal may have aborted while the run recorded the call (a Redis round trip before execute).
+        if (signal?.aborted) reject(new Error("wait aborted"));
+        signal?.addEventListener("abort", () => reject(new Error("wait aborted")));
+      }),
   };
 }
 
