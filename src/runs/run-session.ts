@@ -1,4 +1,5 @@
 import {
+  ABORTED_TOOL_TEXT,
   type AgentEvent,
   type AgentLoopConfig,
   type AgentMessage,
@@ -467,6 +468,9 @@ export class RunSession {
             throw new Error("This run no longer owns its thread; the tool was not started.");
           throw new Error(INTERRUPTED_TOOL_TEXT);
         }
+        // An abort (a stop, an interrupt) during that round trip: the tool must not start with a signal that
+        // will never fire its "abort" event again.
+        if (signal?.aborted) throw new Error(ABORTED_TOOL_TEXT);
         return tool.execute.call(tool, toolCallId, params, signal, onUpdate);
       };
       return fenced;

@@ -160,20 +160,18 @@ export class ThreadStore {
 
   /**
    * Messages waiting in the inboxes of `threadIds` (queued for their runs, not yet drained), summed; a
-   * thread listed twice counts once. One pipeline of single-key LLENs: no multi-key script, no KEYS or
-   * SCAN over the keyspace. Read-only. @throws when Redis does not answer.
+   * thread listed twice counts once. Single-key LLENs: no multi-key script, no KEYS or SCAN over the
+   * keyspace, safe on Redis Cluster. Read-only. @throws when Redis does not answer.
    */
   async inboxDepth(threadIds: readonly string[]): Promise<number> {
     const unique = [...new Set(threadIds)];
     if (unique.length === 0) return 0;
-    const pipeline = this.redis.pipeline();
-    for (const threadId of unique) pipeline.llen(threadKeys(this.prefix, threadId).inbox);
-    let total = 0;
-    for (const [err, length] of (await pipeline.exec()) ?? []) {
-      if (err) throw err;
-      total += Number(length);
-    }
-    return total;
+    // Single commands, not one pipeline: on Redis Cluster a pipeline must stay within one node's slots, and
+    // these threads live on many (ioredis still sends them back to back).
+    const lengths = await Promise.all(
+      unique.map((threadId) => this.redis.llen(threadKeys(this.prefix, threadId).inbox)),
+    );
+    return lengths.reduce((sum, length) => sum + length, 0);
   }
 }
 
