@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { Redis } from "ioredis";
-import { isAlive, redisServersIn } from "./processes.js";
+import { isAlive, isNode, redisServersIn } from "./processes.js";
 
 /** A private redis-server for `threadline start` without REDIS_URL. */
 export interface EmbeddedRedis {
@@ -18,6 +18,9 @@ export interface EmbeddedRedis {
   /** Synchronous last resort for exit paths (a second Ctrl-C, a missed deadline, `process.on("exit")`). */
   stopNow(): void;
 }
+
+/** The data folder's lock file (owner and redis-server pids, port). */
+const LOCK_FILE = "threadline.lock.json";
 
 /** Thrown when no redis-server binary is on PATH; `message` says how to get one. */
 export class RedisNotInstalledError extends Error {
@@ -60,7 +63,7 @@ export async function redisServerVersion(): Promise<string | undefined> {
 export class DataFolderInUseError extends Error {
   constructor(dir: string, owner: number) {
     super(
-      `Another threadline (pid ${owner}) is using the private Redis in ${dir}. Stop it first, or run this one in another folder or with REDIS_URL.`,
+      `Another threadline (pid ${owner}) is using the private Redis in ${dir}. Stop it first, or run this one in another folder or with REDIS_URL. (If pid ${owner} is not Threadline, delete ${resolve(dir, LOCK_FILE)}.)`,
     );
     this.name = "DataFolderInUseError";
   }
@@ -72,8 +75,6 @@ interface Lock {
   redisPid?: number;
   port?: number;
 }
-
-const LOCK_FILE = "threadline.lock.json";
 
 function readLock(dir: string): Lock | undefined {
   try {
@@ -162,15 +163,15 @@ async function terminate(pid: number, graceMs = 10_000): Promise<void> {
 async function lockFolder(dir: string): Promise<{ url: string; pid: number } | undefined> {
   for (let attempt = 0; ; attempt++) {
     const lock = readLock(dir);
-    if (lock && lock.owner !== process.pid && isAlive(lock.owner))
+    if (lock && lock.owner !== process.pid && isAlive(lock.owner) && isNode(lock.owner))
       throw new DataFolderInUseError(dir, lock.owner);
     let reuse: { url: string; pid: number } | undefined;
     if (lock?.redisPid !== undefined && lock.port !== undefined && isAlive(lock.redisPid)) {
       const url = `redis://127.0.0.1:${lock.port}`;
       if ((await servedDir(url)) === dir) reuse = { url, pid: lock.redisPid };
-      else await terminate(lock.redisPid);
     }
-    // A redis-server on this folder that no lock names (the lock was lost): never run a second one.
+    // Any other redis-server on this folder (unhealthy, or no lock names it) is stopped: never two on one
+    // folder. Only processes that are redis-servers working in it: a recycled pid is never signalled.
     for (const pid of await redisServersIn(dir)) if (pid !== reuse?.pid) await terminate(pid);
     if (lock) rmSync(resolve(dir, LOCK_FILE), { force: true });
     try {

@@ -36,3 +36,15 @@ export async function redisServersIn(dir: string): Promise<number[]> {
   }
   return pids;
 }
+
+/**
+ * False only when `pid` is known not to be a Node.js process (Linux: its /proc `comm`); true where that
+ * cannot be read. Tells a live lock owner from a recycled pid. Never throws.
+ */
+export function isNode(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim().startsWith("node");
+  } catch {
+    return true;
+  }
+}

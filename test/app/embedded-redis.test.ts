@@ -92,13 +92,24 @@ describe("the private redis-server's data folder lock", () => {
 
   it("refuses a folder another live start holds, and starts nothing", async () => {
     const dir = folder();
-    const owner = spawn("sleep", ["30"]);
+    const owner = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30_000)"]);
     others.push(owner);
     writeFileSync(join(dir, LOCK), JSON.stringify({ owner: owner.pid }));
     const error = await startEmbeddedRedis(dir).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(DataFolderInUseError);
     expect((error as Error).message).toContain(`pid ${owner.pid}`);
     expect(await processesIn(dir)).toEqual([]);
+  });
+
+  it("ignores a lock whose owner pid now belongs to some other program (a recycled pid)", async () => {
+    const dir = folder();
+    const stranger = spawn("sleep", ["30"]);
+    others.push(stranger);
+    writeFileSync(join(dir, LOCK), JSON.stringify({ owner: stranger.pid }));
+    const started = await startEmbeddedRedis(dir);
+    expect(started.reused).toBe(false);
+    expect(stranger.exitCode).toBeNull(); // never signalled
+    await started.stop();
   });
 
   it("stops a redis-server running on the folder that no lock names, then runs exactly one", async () => {
