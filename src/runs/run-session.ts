@@ -1,5 +1,4 @@
 import {
-  ABORTED_TOOL_TEXT,
   type AgentEvent,
   type AgentLoopConfig,
   type AgentMessage,
@@ -17,14 +16,16 @@ import {
   type ThreadRef,
 } from "../chat/index.js";
 import { ApprovalGate } from "./approvals.js";
+import { fenceTools } from "./fenced-tools.js";
 import { Lease } from "./lease.js";
 import { chainBeforeToolCall, createLoopGuard, type LoopGuard } from "./loop-guard.js";
 import { priceTable } from "./pricing.js";
 import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
-import { INTERRUPTED_TOOL_TEXT, recoverInterruptedCalls } from "./recovery.js";
+import { QueueMarks } from "./queue-marks.js";
+import { recoverInterruptedCalls } from "./recovery.js";
 import { RunInterrupts } from "./run-interrupts.js";
-import type { RunLogger, RunObserver, RunTool, ToolRunContext } from "./setup.js";
+import type { RunLogger, RunObserver, ToolRunContext } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
 import { SpendLedger } from "./spend.js";
 import { SpendMeter } from "./spend-meter.js";
@@ -80,6 +81,7 @@ export class RunSession {
   private readonly log: RunLogger;
   private readonly observer: RunObserver;
   private readonly store: ThreadStore;
+  private readonly marks: QueueMarks;
   private readonly controller = new AbortController();
   private readonly stats: RunStats = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
   private readonly startedAt = Date.now();
@@ -108,6 +110,7 @@ export class RunSession {
     this.log = deps.log ?? SILENT_LOGGER;
     this.observer = deps.observer ?? {};
     this.store = new ThreadStore(scripts.redis, deps.config.prefix);
+    this.marks = new QueueMarks(this.outbound, this.thread, deps.config.reactions, this.log, this.fields);
     this.loopGuard = createLoopGuard(deps.config.loopGuard);
   }
 
@@ -231,10 +234,12 @@ export class RunSession {
       requester,
     };
     const setup = this.deps.agent;
-    const tools = this.fenceTools(
+    const tools = fenceTools(
       limitToolResults(typeof setup.tools === "function" ? setup.tools(ctx) : setup.tools, {
         maxChars: config.toolResultMaxChars,
       }),
+      () => sink,
+      () => lease,
     );
     const systemPrompt =
       typeof setup.systemPrompt === "function" ? setup.systemPrompt(ctx) : setup.systemPrompt;
@@ -379,7 +384,7 @@ export class RunSession {
           retention: config.retentionMs,
         });
         if (release.kind === "lost") lease.lose();
-        else if (release.kind === "released") this.markNotProcessed(release.notProcessed);
+        else if (release.kind === "released") this.marks.notProcessed(release.notProcessed);
         shown =
           outcome.kind === "budget"
             ? { kind: "budget", reason: outcome.reason }
@@ -449,32 +454,6 @@ export class RunSession {
     clearTimeout(timer);
     if (onAbort) workerSignal?.removeEventListener("abort", onAbort);
     if (late) this.log.warn(this.fields, "final chat update still pending; the job returns without it");
-  }
-
-  /**
-   * The run's tools, fenced: each call records "executing" (fenced by the lease) right before `execute`,
-   * so a claim that lost the thread starts no tool and a call an earlier claim had started is never run
-   * again — it answers as interrupted.
-   */
-  private fenceTools(tools: RunTool[]): RunTool[] {
-    return tools.map((tool) => {
-      const fenced: RunTool = Object.assign(
-        Object.create(Object.getPrototypeOf(tool) as object) as RunTool,
-        tool,
-      );
-      fenced.execute = async (toolCallId, params, signal, onUpdate) => {
-        if (!(await this.sink!.beginCall(toolCallId, tool.name))) {
-          if (this.lease?.lost)
-            throw new Error("This run no longer owns its thread; the tool was not started.");
-          throw new Error(INTERRUPTED_TOOL_TEXT);
-        }
-        // An abort (a stop, an interrupt) during that round trip: the tool must not start with a signal that
-        // will never fire its "abort" event again.
-        if (signal?.aborted) throw new Error(ABORTED_TOOL_TEXT);
-        return tool.execute.call(tool, toolCallId, params, signal, onUpdate);
-      };
-      return fenced;
-    });
   }
 
   /** Spend accounting and daily caps for this run's model requests; a reached cap ends the run after its turn. */
@@ -563,7 +542,7 @@ export class RunSession {
       if (this.shuttingDown && (message as Partial<AssistantMessage>).stopReason === "aborted") return;
       const delivered = await this.sink!.persist(message);
       if (delivered && delivered.kind !== "prompt") {
-        this.markDelivered(delivered.id, delivered.kind);
+        this.marks.delivered(delivered.id, delivered.kind);
         if (delivered.receivedAt > 0) this.observer.delivered?.(Date.now() - delivered.receivedAt);
       }
       if ((message as { role?: string }).role === "assistant") this.countTurn(message as AssistantMessage);
@@ -580,39 +559,6 @@ export class RunSession {
     this.stats.inputTokens += message.usage.input;
     this.stats.outputTokens += message.usage.output;
     if (message.usage.cost.total > 0) this.stats.cost = (this.stats.cost ?? 0) + message.usage.cost.total;
-  }
-
-  /** The mark a queued message of `kind` wears (the gateway's ack), or undefined for a prompt. */
-  private queueMark(kind: string): string | undefined {
-    const { reactions } = this.deps.config;
-    if (kind === "steer") return reactions.steer;
-    if (kind === "followUp") return reactions.followUp;
-    if (kind === "interrupt") return reactions.interrupt;
-    return undefined;
-  }
-
-  private markDelivered(messageId: string, kind: DrainKind): void {
-    void this.remark(messageId, this.queueMark(kind), this.deps.config.reactions.delivered);
-  }
-
-  private markNotProcessed(messages: { id: string; disposition: string }[]): void {
-    for (const { id, disposition } of messages) {
-      void this.remark(id, this.queueMark(disposition), this.deps.config.reactions.notProcessed);
-    }
-  }
-
-  /**
-   * Replaces a message's queue mark: the new mark first (the visible state is never empty, and adding is
-   * not held behind the platforms' tighter budget for removals — Slack allows 20 `reactions.remove` a
-   * minute), then only the mark the message wears, not every mark it could wear.
-   */
-  private async remark(messageId: string, remove: string | undefined, add: string): Promise<void> {
-    try {
-      await this.outbound.react(this.thread, messageId, add);
-      if (remove) await this.outbound.unreact(this.thread, messageId, remove);
-    } catch (err) {
-      this.log.warn({ ...this.fields, err, messageId }, "could not update message marks");
-    }
   }
 }
 
