@@ -107,8 +107,7 @@ export class EventBus {
     } catch {
       return;
     }
-    const key =
-      event.type === "approval" ? approvalEventKey(event.threadId, event.approvalId) : event.runId;
+    const key = event.type === "approval" ? approvalEventKey(event.threadId, event.approvalId) : event.runId;
     for (const handler of this.handlers.get(key) ?? []) handler(event);
   }
 
