@@ -147,7 +147,11 @@ export class ApprovalGate {
           continue;
         }
         // Settle atomically: a click that landed just before wins over the timeout or the abort.
-        const status = await scripts.settleApproval(threadId, approvalId, { status: next, now: Date.now() });
+        const status = await scripts.settleApproval(threadId, approvalId, {
+          status: next,
+          now: Date.now(),
+          approvalId,
+        });
         if (status === next || status === undefined) return { kind: next };
         return verdictOf(await store.approvalRecord(threadId, approvalId));
       }

@@ -29,6 +29,17 @@ export const NOT_STORED_NOTICE =
   "I couldn't take your message in: my storage is unreachable right now. Please send it again in a moment.";
 
 /**
+ * What the author of a reply queued while approval cards wait is told (privately): the card(s) still need a
+ * button, and the reply is read after them. `tools` are the waiting tools' names (non-empty).
+ */
+export function approvalWaitingNotice(tools: readonly string[]): string {
+  const names = [...new Set(tools)].map((tool) => `\`${tool}\``);
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+  const it = tools.length === 1 ? "it" : "them";
+  return `Still waiting for Approve/Deny on ${list}; your message will be read after ${it}.`;
+}
+
+/**
  * The platform-neutral gateway: turns normalized chat events into intake operations and shows their
  * effect with the reaction vocabulary (DESIGN.md §1). It never runs an agent. `message` resolves once the
  * message is stored (adapters acknowledge the platform event then), retrying while Redis is away; when
@@ -110,6 +121,16 @@ export function createGateway(options: GatewayOptions): ChatInbound {
             await ackQueued(message.thread, message.id, emoji);
             if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
           });
+          // A text reply never decides a card: say so, or the author waits for an answer that cannot come.
+          if (result.waitingApprovals.length > 0) {
+            await safely("notify", fields, () =>
+              outbound.notify(
+                message.thread,
+                message.author.id,
+                approvalWaitingNotice(result.waitingApprovals),
+              ),
+            );
+          }
           break;
         }
         case "refused":

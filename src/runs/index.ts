@@ -13,7 +13,7 @@ export {
   type RunsConfig,
   runsConfig,
 } from "./config.js";
-export { createGateway, type GatewayOptions, NOT_STORED_NOTICE } from "./gateway.js";
+export { approvalWaitingNotice, createGateway, type GatewayOptions, NOT_STORED_NOTICE } from "./gateway.js";
 export {
   type DecideResult,
   Intake,

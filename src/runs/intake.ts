@@ -17,7 +17,11 @@ import { toUserMessage } from "./user-message.js";
 /** What `submit` did with a message. */
 export type SubmitResult =
   | { kind: "started"; runId: string }
-  | { kind: "queued"; runId: string; disposition: Disposition }
+  /**
+   * `waitingApprovals`: the tools whose approval cards wait for a decision in this thread (sorted, may
+   * repeat); the message is read after they are decided.
+   */
+  | { kind: "queued"; runId: string; disposition: Disposition; waitingApprovals: string[] }
   | { kind: "refused"; runId: string; reason: string }
   | { kind: "stopping"; runId: string }
   /** A stop word from someone who may not stop the run: nothing changed; tell them privately. */
@@ -132,7 +136,12 @@ export class Intake {
       case "started":
         return { kind: "started", runId: reply.runId };
       case "queued":
-        return { kind: "queued", runId: reply.runId, disposition: reply.disposition as Disposition };
+        return {
+          kind: "queued",
+          runId: reply.runId,
+          disposition: reply.disposition as Disposition,
+          waitingApprovals: reply.waitingApprovals,
+        };
       case "refused":
         return {
           kind: "refused",

@@ -40,6 +40,11 @@ export interface ThreadKeys {
   calls: string;
   /** Hash call key → approval id of the active run's approval requests (a resumed run finds its card). */
   approvals: string;
+  /**
+   * Hash approval id → tool name of the active run's approvals still waiting for a decision: written by the
+   * create script, cleared by decide/settle/release, read by submit (a reply's author is told a card waits).
+   */
+  pending: string;
   /** Hash: one pending or decided approval, by its random id. */
   approval: (approvalId: string) => string;
 }
@@ -60,6 +65,7 @@ export function threadKeys(prefix: string, threadId: string): ThreadKeys {
     allow: `${base}:allow`,
     calls: `${base}:calls`,
     approvals: `${base}:approvals`,
+    pending: `${base}:pending`,
     approval: (approvalId) => `${base}:approval:${approvalId}`,
   };
 }

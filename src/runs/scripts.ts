@@ -22,6 +22,7 @@ export const THREAD_KEY_NAMES = [
   "allow",
   "calls",
   "approvals",
+  "pending",
 ] as const satisfies readonly (keyof ThreadKeys)[];
 
 export type ThreadKeyName = (typeof THREAD_KEY_NAMES)[number];
@@ -136,8 +137,10 @@ export function defineScript<const Args extends readonly string[]>(spec: {
 }
 
 /**
- * submit → {'duplicate', runWithoutJob|''} | {'ignored'} | {'queued', run, disposition} | {'refused', run}
+ * submit → {'duplicate', runWithoutJob|''} | {'ignored'} | {'queued', run, disposition, {tool…}} | {'refused', run}
  * | {'stopping', run} | {'stopRefused', run} | {'stopIdle'} | {'started', run}.
+ * A queued reply names the tools whose approval cards still wait (sorted), so the gateway can tell its author
+ * without another read.
  * A duplicate of the active run's prompt that no worker took yet names that run, so the gateway re-adds its
  * job (BullMQ dedupes by job id): a decided start always gets its job, even when the first add failed.
  */
@@ -202,7 +205,9 @@ if active then
   redis.call('HSET', K.origin, id, A.now)
   touch(A.retention)
   announce(A.channel, run, id, A.defaultDisposition)
-  return {'queued', run, A.defaultDisposition}
+  local waiting_tools = redis.call('HVALS', K.pending)
+  table.sort(waiting_tools)
+  return {'queued', run, A.defaultDisposition, waiting_tools}
 end
 -- Idle: this message starts a run. Messages stranded by a run that died (drained or still queued) are
 -- delivered first and in the order they came: they join this run's prompt batch ahead of this message, or
@@ -415,7 +420,7 @@ else
   end
   redis.call('DEL', K.inbox)
 end
-redis.call('DEL', K.lease, K.calls, K.approvals)
+redis.call('DEL', K.lease, K.calls, K.approvals, K.pending)
 redis.call('HSET', K.meta, 'run', '', 'lastActivity', A.now)
 redis.call('HDEL', K.meta, 'stopBy')
 touch(A.retention)
@@ -440,6 +445,7 @@ for i = 1, #REST, 2 do redis.call('HSET', K.approval, REST[i], REST[i + 1]) end
 redis.call('HSET', K.approval, 'status', 'pending', 'approvalId', A.approvalId, 'callKey', A.callKey)
 redis.call('PEXPIRE', K.approval, tonumber(A.ttlMs))
 redis.call('HSET', K.approvals, A.callKey, A.approvalId)
+redis.call('HSET', K.pending, A.approvalId, redis.call('HGET', K.approval, 'tool') or '')
 touch(A.retention)
 return {'created'}
 `,
@@ -467,6 +473,7 @@ if not may then return {'forbidden'} end
 local run = redis.call('HGET', K.approval, 'runId') or ''
 if now >= tonumber(redis.call('HGET', K.approval, 'expiresAt')) then
   redis.call('HSET', K.approval, 'status', 'expired', 'decidedAt', now)
+  redis.call('HDEL', K.pending, A.approvalId)
   redis.call('PUBLISH', A.channel, cjson.encode({type = 'approval', approvalId = A.approvalId,
     threadId = A.threadId, runId = run, status = 'expired'}))
   return {'expired'}
@@ -475,6 +482,7 @@ local new_status = 'denied'
 if A.decision == 'approve' then new_status = 'approved'
 elseif A.decision == 'always' or A.decision == 'alwaysThread' then new_status = A.decision end
 redis.call('HSET', K.approval, 'status', new_status, 'decidedBy', A.user, 'decidedAt', now)
+redis.call('HDEL', K.pending, A.approvalId)
 local tool = redis.call('HGET', K.approval, 'tool')
 if new_status == 'always' then
   redis.call('SADD', K.allow, 'user:' .. (redis.call('HGET', K.approval, 'requesterId') or '') .. ':' .. tool)
@@ -492,8 +500,9 @@ return {'accepted', new_status}
 export const SETTLE_APPROVAL = defineScript({
   name: "tlSettleApproval",
   approval: true,
-  args: ["status", "now"],
+  args: ["status", "now", "approvalId"],
   lua: `
+redis.call('HDEL', K.pending, A.approvalId)
 local status = redis.call('HGET', K.approval, 'status')
 if not status then return false end
 if status ~= 'pending' then return status end

@@ -38,7 +38,8 @@ export interface DrainedEntry {
 export type SubmitReply =
   | { kind: "duplicate"; runWithoutJob: string | undefined }
   | { kind: "ignored" }
-  | { kind: "queued"; runId: string; disposition: string }
+  /** `waitingApprovals`: tools whose approval cards still wait for a decision in this thread (sorted). */
+  | { kind: "queued"; runId: string; disposition: string; waitingApprovals: string[] }
   | { kind: "refused"; runId: string }
   | { kind: "stopping"; runId: string }
   | { kind: "stopRefused"; runId: string }
@@ -142,12 +143,17 @@ export class ThreadScripts {
   }
 
   async submit(threadId: string, input: Input<typeof lua.SUBMIT>): Promise<SubmitReply> {
-    const [kind, a = "", b = ""] = tag(await this.call(lua.SUBMIT, threadId, input));
+    const [kind, a = "", b = "", c] = tag(await this.call(lua.SUBMIT, threadId, input));
     switch (kind) {
       case "duplicate":
         return { kind, runWithoutJob: a === "" ? undefined : String(a) };
       case "queued":
-        return { kind, runId: String(a), disposition: String(b) };
+        return {
+          kind,
+          runId: String(a),
+          disposition: String(b),
+          waitingApprovals: Array.isArray(c) ? c.map(String) : [],
+        };
       case "refused":
       case "stopping":
       case "stopRefused":

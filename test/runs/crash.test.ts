@@ -81,7 +81,12 @@ describe("a worker process killed mid-run", () => {
     const approvalId = (await approvalIdOf())!;
     expect(await count("deploy")).toBe(0);
     const reply = h.message(thread, "use the blue-green strategy");
-    expect(await h.intake.submit(reply)).toEqual({ kind: "queued", runId, disposition: "steer" });
+    expect(await h.intake.submit(reply)).toEqual({
+      kind: "queued",
+      runId,
+      disposition: "steer",
+      waitingApprovals: ["deploy"],
+    });
 
     await kill(first);
     // Decided while no worker is alive: the record keeps the decision for whoever resumes the run.

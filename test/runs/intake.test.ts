@@ -82,6 +82,7 @@ describe("Intake.submit", () => {
       kind: "queued",
       runId: (first as { runId: string }).runId,
       disposition: "steer",
+      waitingApprovals: [],
     });
     expect(await intake.submit(reply)).toEqual({ kind: "duplicate" });
     expect(await intake.submit({ ...reply, text: "replayed" })).toEqual({ kind: "duplicate" });

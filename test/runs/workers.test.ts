@@ -112,7 +112,12 @@ describe("one active run per thread across two workers", () => {
     await slow.nextStart();
     await sleep(900); // longer than the lease: only heartbeats keep it
     const reply = h.message(thread, "still there?");
-    expect(await h.intake.submit(reply)).toEqual({ kind: "queued", runId, disposition: "steer" });
+    expect(await h.intake.submit(reply)).toEqual({
+      kind: "queued",
+      runId,
+      disposition: "steer",
+      waitingApprovals: [],
+    });
     slow.release();
     await h.runFinished(runId);
     expect(await h.userTexts(thread)).toEqual(["Alice: take your time", "Alice: still there?"]);
