@@ -25,6 +25,18 @@ export interface ApprovalRequest {
   signal: AbortSignal | undefined;
 }
 
+/** An approval whose record exists and whose card is shown, not yet waited for (see {@link ApprovalGate.open}). */
+export interface OpenedApproval {
+  kind: "open";
+  approvalId: string;
+  request: ApprovalRequest;
+  record: Record<string, string>;
+  card: ApprovalCard;
+  cardMessageId: string | undefined;
+  wakeup: Wakeup;
+  release: () => void;
+}
+
 /** What the gate needs from its run. */
 export interface ApprovalGateOptions {
   scripts: ThreadScripts;
@@ -70,6 +82,16 @@ export class ApprovalGate {
 
   /** Asks (or resumes asking) and waits for the verdict. Never throws for chat failures. */
   async request(request: ApprovalRequest, waitingMessages: number): Promise<ApprovalVerdict> {
+    const opened = await this.open(request, waitingMessages);
+    return opened.kind === "lost" ? opened : this.verdict(opened);
+  }
+
+  /**
+   * Creates (or finds) the call's record and shows its card, without waiting: a batch's cards all go up
+   * before its first wait, so each can be decided on its own. Pass the result to {@link ApprovalGate.verdict}
+   * exactly once (it releases the subscription). May reject on Redis errors (nothing to release then).
+   */
+  async open(request: ApprovalRequest, waitingMessages: number): Promise<OpenedApproval | { kind: "lost" }> {
     const { scripts, threadId, timeoutMs, retentionMs } = this.options;
     const approvalId =
       this.options.known[request.callKey] ??
@@ -102,6 +124,10 @@ export class ApprovalGate {
     const wakeup = new Wakeup();
     const unsubscribe = this.options.bus.on(approvalEventKey(threadId, approvalId), () => wakeup.wake());
     this.waiting.set(approvalId, () => wakeup.wake());
+    const release = () => {
+      this.waiting.delete(approvalId);
+      unsubscribe();
+    };
     try {
       const record = await this.options.store.approvalRecord(threadId, approvalId);
       const card = this.card(approvalId, request, record, waitingMessages);
@@ -110,13 +136,22 @@ export class ApprovalGate {
         cardMessageId = await this.postCard(card);
         if (cardMessageId) await this.options.store.setApprovalCard(threadId, approvalId, cardMessageId);
       }
-      const verdict = await this.wait(approvalId, request, record, wakeup);
+      return { kind: "open", approvalId, request, record, card, cardMessageId, wakeup, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Waits for the verdict of an opened approval and shows it on the card. May reject on Redis errors. */
+  async verdict(opened: OpenedApproval): Promise<ApprovalVerdict> {
+    try {
+      const verdict = await this.wait(opened.approvalId, opened.request, opened.record, opened.wakeup);
       // The card update is a chat API call: keep it off the path to the tool's execution.
-      if (verdict.kind !== "lost") void this.showVerdict(card, verdict, cardMessageId);
+      if (verdict.kind !== "lost") void this.showVerdict(opened.card, verdict, opened.cardMessageId);
       return verdict;
     } finally {
-      this.waiting.delete(approvalId);
-      unsubscribe();
+      opened.release();
     }
   }
 
@@ -214,7 +249,7 @@ export class ApprovalGate {
 }
 
 /** A wake-up that is not lost when it comes while nobody waits: the next `wait` returns at once. */
-class Wakeup {
+export class Wakeup {
   private pending = false;
   private resolve: (() => void) | undefined;
 

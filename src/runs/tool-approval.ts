@@ -1,6 +1,12 @@
-import type { AgentLoopConfig, AgentMessage } from "../agent/index.js";
+import {
+  type AgentLoopConfig,
+  type AgentMessage,
+  type AssistantMessage,
+  type ToolCall,
+  validateToolArguments,
+} from "../agent/index.js";
 import { renderArguments } from "../chat/index.js";
-import { type ApprovalGate, verdictReason } from "./approvals.js";
+import { type ApprovalGate, type ApprovalRequest, type ApprovalVerdict, verdictReason } from "./approvals.js";
 import { callKey } from "./recovery.js";
 import type { RunObserver, RunTool, ToolRunContext } from "./setup.js";
 import type { ThreadStore } from "./thread-store.js";
@@ -18,37 +24,119 @@ export interface ToolApprovalOptions {
   observer?: RunObserver;
 }
 
+/** A card shown ahead of its call's turn in the batch: its verdict, and how to withdraw it if never asked. */
+interface Opened {
+  verdict: Promise<ApprovalVerdict>;
+  cancel: AbortController;
+  asked: number;
+}
+
 /**
  * A `beforeToolCall` that applies each tool's approval policy: "never" runs, "ask" waits for a decision
  * (unless the thread always allows the tool for this run's requester, or for everyone); a denial, timeout
- * or abort blocks the call with a reason the model can read.
+ * or abort blocks the call with a reason the model can read. The loop prepares a batch's calls one after
+ * the other, so when the first call that needs a card is prepared, the cards of the batch's later calls
+ * with a plain "ask" policy (and valid arguments) go up too: every card of a batch is shown at once and
+ * decided on its own. A card whose call the loop then never prepares (an abort, a loop-guard block) is
+ * withdrawn as cancelled when the loop moves past it.
  */
 export function createToolApproval(
   options: ToolApprovalOptions,
 ): NonNullable<AgentLoopConfig["beforeToolCall"]> {
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
-  return async ({ assistantMessage, toolCall, args }, signal) => {
+  /** Cards opened ahead, by call key, in batch order. */
+  const ahead = new Map<string, Opened>();
+
+  const requestOf = (
+    index: number,
+    toolCall: ToolCall,
+    signal: AbortSignal | undefined,
+  ): ApprovalRequest => ({
+    callKey: callKey(index, toolCall.id),
+    toolCallId: toolCall.id,
+    toolName: toolCall.name,
+    argumentsText: renderArguments(toolCall.arguments, CARD_ARGUMENTS_CHARS),
+    requester: options.ctx.requester,
+    signal,
+  });
+
+  /** A later call of the batch gets its card now if it surely needs one. */
+  const needsCardAhead = async (toolCall: ToolCall): Promise<boolean> => {
     const tool = byName.get(toolCall.name);
-    const policy = tool?.approval ?? "never";
-    const needed = typeof policy === "function" ? await policy(args, options.ctx) : policy;
-    if (needed === "never") return undefined;
-    if (await options.store.isToolAllowed(options.ctx.threadId, options.ctx.requester.id, toolCall.name)) {
-      return undefined;
+    if (!tool || tool.approval !== "ask") return false; // policy functions are asked with the call's own args
+    try {
+      validateToolArguments(tool, toolCall);
+    } catch {
+      return false; // the loop refuses it before asking
     }
-    const waiting = await options.store.inboxLength(options.ctx.threadId);
-    const asked = Date.now();
-    const verdict = await options.gate.request(
-      {
-        callKey: callKey(options.transcript.lastIndexOf(assistantMessage), toolCall.id),
-        toolCallId: toolCall.id,
-        toolName: toolCall.name,
-        argumentsText: renderArguments(toolCall.arguments, CARD_ARGUMENTS_CHARS),
-        requester: options.ctx.requester,
-        signal,
-      },
-      waiting,
-    );
-    options.observer?.approval?.(verdict.kind, Date.now() - asked);
+    return !(await options.store.isToolAllowed(
+      options.ctx.threadId,
+      options.ctx.requester.id,
+      toolCall.name,
+    ));
+  };
+
+  /** Withdraws cards opened ahead that the loop will not ask for (all but `keep` and later calls). */
+  const withdrawSkipped = (keepFrom: Set<string>) => {
+    for (const [key, opened] of ahead) {
+      if (keepFrom.has(key)) continue;
+      ahead.delete(key);
+      opened.cancel.abort();
+    }
+  };
+
+  const openAhead = async (
+    assistantMessage: AssistantMessage,
+    index: number,
+    from: number,
+    signal: AbortSignal | undefined,
+    waiting: number,
+  ) => {
+    const calls = assistantMessage.content.filter((block): block is ToolCall => block.type === "toolCall");
+    for (const sibling of calls.slice(from + 1)) {
+      const key = callKey(index, sibling.id);
+      if (ahead.has(key) || !(await needsCardAhead(sibling))) continue;
+      const cancel = new AbortController();
+      const combined = signal ? AbortSignal.any([signal, cancel.signal]) : cancel.signal;
+      const asked = Date.now();
+      const opened = await options.gate.open(requestOf(index, sibling, combined), waiting);
+      const verdict: Promise<ApprovalVerdict> =
+        opened.kind === "lost" ? Promise.resolve(opened) : options.gate.verdict(opened);
+      verdict.catch(() => {}); // awaited (and reported) when the loop asks for this call
+      ahead.set(key, { verdict, cancel, asked });
+    }
+  };
+
+  return async ({ assistantMessage, toolCall, args }, signal) => {
+    const index = options.transcript.lastIndexOf(assistantMessage);
+    const calls = assistantMessage.content.filter((block): block is ToolCall => block.type === "toolCall");
+    const position = calls.findIndex((call) => call.id === toolCall.id);
+    // Calls before this one in the batch were skipped if their cards are still unclaimed.
+    withdrawSkipped(new Set(calls.slice(Math.max(position, 0)).map((call) => callKey(index, call.id))));
+
+    const key = callKey(index, toolCall.id);
+    let opened = ahead.get(key);
+    ahead.delete(key);
+    if (!opened) {
+      const tool = byName.get(toolCall.name);
+      const policy = tool?.approval ?? "never";
+      const needed = typeof policy === "function" ? await policy(args, options.ctx) : policy;
+      if (needed === "never") return undefined;
+      if (await options.store.isToolAllowed(options.ctx.threadId, options.ctx.requester.id, toolCall.name)) {
+        return undefined;
+      }
+      const waiting = await options.store.inboxLength(options.ctx.threadId);
+      const asked = Date.now();
+      const mine = await options.gate.open(requestOf(index, toolCall, signal), waiting);
+      await openAhead(assistantMessage, index, position, signal, waiting);
+      opened = {
+        verdict: mine.kind === "lost" ? Promise.resolve(mine) : options.gate.verdict(mine),
+        cancel: new AbortController(),
+        asked,
+      };
+    }
+    const verdict = await opened.verdict;
+    options.observer?.approval?.(verdict.kind, Date.now() - opened.asked);
     const reason = verdictReason(verdict);
     return reason === undefined ? undefined : { block: true, reason };
   };

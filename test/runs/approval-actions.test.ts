@@ -87,3 +87,76 @@ describe("a text reply while a card waits", () => {
     expect(h.chat.ops.filter((op) => op.op === "notify")).toEqual([]);
   });
 });
+
+describe("several approvals in one batch", () => {
+  it("each gets its card at once and resolves independently: approve one, deny the other", async () => {
+    const deploy = instantTool("deploy_service", "ask");
+    const drop = instantTool("drop_table", "ask");
+    h = await new RunsHarness({
+      tools: [deploy.tool, drop.tool],
+      config: { approvers: [bob.id] },
+      script: [
+        {
+          toolCalls: [
+            { id: "c1", name: "deploy_service", arguments: { value: "prod" } },
+            { id: "c2", name: "drop_table", arguments: { value: "users" } },
+          ],
+        },
+        { text: "one deployed, one refused" },
+      ],
+    }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "deploy and drop", alice);
+    // Both cards are up before anyone decides anything.
+    await h.chat.waitFor(() => cards().length === 2);
+    const [deployCard, dropCard] = cards();
+    expect([deployCard!.toolName, dropCard!.toolName]).toEqual(["deploy_service", "drop_table"]);
+    expect(deployCard!.approvalId).not.toBe(dropCard!.approvalId);
+    const pending = await h.redis.hvals(h.keys(thread).pending);
+    expect(pending.sort()).toEqual(["deploy_service", "drop_table"]);
+
+    // The second card is decided first; the first one still waits.
+    await h.intake.decide(thread, dropCard!.approvalId, bob, "deny");
+    await h.chat.waitFor(() => finalCard(dropCard!.approvalId) !== undefined);
+    expect(finalCard(dropCard!.approvalId)?.state).toMatchObject({ kind: "denied", by: bob });
+    expect((await h.store.approvalRecord(threadId(thread), deployCard!.approvalId)).status).toBe("pending");
+    await h.intake.decide(thread, deployCard!.approvalId, alice, "approve");
+    await h.runFinished(runId);
+
+    expect(deploy.calls).toEqual([{ value: "prod" }]);
+    expect(drop.calls).toEqual([]);
+    const results = toolResults(h.model.requests[1]!.messages);
+    expect(results.map((r) => [r.toolCallId, r.isError, r.content])).toEqual([
+      ["c1", false, [{ type: "text", text: "deploy_service ok" }]],
+      ["c2", true, [{ type: "text", text: "Tool call denied by Bob." }]],
+    ]);
+    expect(finalCard(deployCard!.approvalId)?.state).toMatchObject({ kind: "approved", by: alice });
+  });
+
+  it("a stop while the first card waits cancels both cards; neither tool runs", async () => {
+    const deploy = instantTool("deploy_service", "ask");
+    const drop = instantTool("drop_table", "ask");
+    h = await new RunsHarness({
+      tools: [deploy.tool, drop.tool],
+      script: [
+        {
+          toolCalls: [
+            { id: "c1", name: "deploy_service", arguments: { value: "prod" } },
+            { id: "c2", name: "drop_table", arguments: { value: "users" } },
+          ],
+        },
+      ],
+    }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "deploy and drop", alice);
+    await h.chat.waitFor(() => cards().length === 2);
+    await h.intake.stop(thread, alice);
+    await h.runFinished(runId);
+    const [first, second] = cards();
+    await h.chat.waitFor(() => finalCard(second!.approvalId) !== undefined);
+    expect(finalCard(first!.approvalId)?.state.kind).toBe("cancelled");
+    expect(finalCard(second!.approvalId)?.state.kind).toBe("cancelled");
+    expect((await h.store.approvalRecord(threadId(thread), second!.approvalId)).status).toBe("cancelled");
+    expect([...deploy.calls, ...drop.calls]).toEqual([]);
+  });
+});
