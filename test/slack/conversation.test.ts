@@ -156,10 +156,7 @@ describe("Slack end to end (Socket Mode, separate gateway and worker processes)"
     await e2e.waitForReaction(stop, "octagonal_sign");
     await e2e.waitForReaction(queued, "black_square_for_stop");
     expect(e2e.reactions(queued)).toEqual(["black_square_for_stop"]);
-    const text = e2e
-      .botMessages(mention)
-      .map((m) => m.text)
-      .join("\n");
+    const text = e2e.visibleTexts(mention).join("\n");
     expect(text).toContain("sleep was aborted");
     expect(text).toContain("Stopped by Alice");
     expect(e2e.requests(tag)).toHaveLength(1);

@@ -104,11 +104,29 @@ export class SlackE2E {
     return this.slack.store.botMessages(root.channel, root.threadTs ?? root.ts, this.slack.config.botUserId);
   }
 
-  /** Resolves with the bot message of the thread whose text contains `text`. */
+  /**
+   * What a person reads in a bot message: its text, and the task cards a native stream shows (`task_update`
+   * chunks: title, status, details, output), one line each.
+   */
+  static visibleText(message: FakeMessage): string {
+    const tasks = [...(message.tasks?.values() ?? [])].map((task) =>
+      ["🔧", task.title, task.status, task.details, task.output]
+        .filter((part) => part !== undefined)
+        .join(" "),
+    );
+    return [message.text, ...tasks].join("\n");
+  }
+
+  /** Everything the bot shows in the thread of `root`, oldest message first. */
+  visibleTexts(root: FakeMessage): string[] {
+    return this.botMessages(root).map((message) => SlackE2E.visibleText(message));
+  }
+
+  /** Resolves with the bot message of the thread whose visible text contains `text`. */
   waitForText(root: FakeMessage, text: string, timeoutMs?: number): Promise<FakeMessage> {
     return this.slack.store.waitFor(
       `bot text "${text}"`,
-      () => this.botMessages(root).find((message) => message.text.includes(text)),
+      () => this.botMessages(root).find((message) => SlackE2E.visibleText(message).includes(text)),
       timeoutMs,
     );
   }

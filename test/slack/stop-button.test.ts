@@ -32,10 +32,7 @@ describe.each(["socket", "http"] as const)("Slack's Stop button (%s)", (mode) =>
     await click.ack;
     await e2e.waitForRunsEnded(mention);
     await e2e.waitForReaction(queued, "black_square_for_stop");
-    const text = e2e
-      .botMessages(mention)
-      .map((m) => m.text)
-      .join("\n");
+    const text = e2e.visibleTexts(mention).join("\n");
     expect(text).toContain("sleep was aborted");
     expect(text).toContain("Stopped by Alice");
     expect(e2e.requests(tag)).toHaveLength(1);
@@ -58,10 +55,7 @@ describe.each(["socket", "http"] as const)("Slack's Stop button (%s)", (mode) =>
     );
     expect(notice.text).toContain("can't stop");
     await e2e.waitForRunsEnded(mention);
-    const text = e2e
-      .botMessages(mention)
-      .map((m) => m.text)
-      .join("\n");
+    const text = e2e.visibleTexts(mention).join("\n");
     expect(text).toContain("Rested and done.");
     expect(text).not.toContain("Stopped by");
     expect(e2e.requests(tag)).toHaveLength(2);
