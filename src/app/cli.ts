@@ -16,6 +16,7 @@ import { serveOps } from "./ops-server.js";
 import { createPlatforms } from "./platforms.js";
 import { commandConnection, redisTarget } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
+import { startTracing } from "./tracing.js";
 import { startWorkerProcess } from "./worker.js";
 
 function positiveInt(value: string): number {
@@ -58,6 +59,11 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
   const lifecycle = new Lifecycle({ log, deadlineMs: env.SHUTDOWN_TIMEOUT_MS });
   lifecycle.listen();
   if (configPath) log.info({ configPath }, "config module loaded");
+  // The OpenTelemetry SDK is loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  const service =
+    roles.gateway && roles.worker ? "threadline" : `threadline-${roles.gateway ? "gateway" : "worker"}`;
+  const tracing = await startTracing(process.env, service);
+  if (tracing) log.info({ service }, "tracing on: spans go to the OTLP endpoint");
   let embedded: EmbeddedRedis | undefined;
   if (!env.REDIS_URL && !env.REDIS_CLUSTER_NODES && roles.gateway && roles.worker) {
     // All-in-one without REDIS_URL: a private redis-server with persistence in ./.threadline/redis.
@@ -88,6 +94,8 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
   lifecycle.add(connection);
   const own = embedded;
   if (own) lifecycle.add({ close: () => own.stop() });
+  // Last: the spans of the runs that finished while shutting down are exported too.
+  if (tracing) lifecycle.add({ close: () => tracing.shutdown() });
   lifecycle.started();
 }
 

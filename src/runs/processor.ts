@@ -1,11 +1,13 @@
 import type { ActiveRuns } from "./active-runs.js";
 import type { EventBus } from "./bus.js";
 import type { RunsConfig } from "./config.js";
+import { priceTable } from "./pricing.js";
 import type { RunJobData } from "./queue.js";
 import type { RedisClient } from "./redis-client.js";
 import { type RunAttempts, RunSession } from "./run-session.js";
 import type { AgentSetup, OutboundResolver, RunLogger, RunObserver } from "./setup.js";
 import { ThreadScripts } from "./thread-scripts.js";
+import { RunTracer } from "./tracing.js";
 
 export { RunInterruptedError } from "./run-session.js";
 
@@ -43,6 +45,8 @@ export function createRunProcessor(
     const attempts: RunAttempts = {};
     if (job.attemptsMade !== undefined) attempts.attemptsMade = job.attemptsMade;
     if (job.opts !== undefined) attempts.opts = job.opts;
-    await new RunSession(deps, scripts, job.data, attempts).execute(signal);
+    // The run span joins the trace the gateway put in the job; it is active for the whole execution.
+    const tracer = new RunTracer(job.data, priceTable(deps.config.prices));
+    await tracer.run(() => new RunSession(deps, scripts, job.data, attempts, tracer).execute(signal));
   };
 }

@@ -1,6 +1,7 @@
 import { type DefaultJobOptions, type Processor, Queue, Worker, type WorkerOptions } from "bullmq";
 import { queuePrefix, RUN_QUEUE } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
+import { type TraceCarrier, traceEnqueue } from "./tracing.js";
 
 /** The BullMQ queue of runs. */
 export type RunQueue = Queue<RunJobData, void, string>;
@@ -9,6 +10,8 @@ export type RunQueue = Queue<RunJobData, void, string>;
 export interface RunJobData {
   threadId: string;
   runId: string;
+  /** The gateway's trace context (W3C `traceparent`), when tracing is on: the worker's run span joins it. */
+  trace?: TraceCarrier;
 }
 
 /** Job options: transient failures (Redis hiccup, chat API outage) are retried with backoff. */
@@ -30,10 +33,13 @@ export function createRunQueue(connection: RedisClient, prefix: string): RunQueu
 
 /**
  * Adds the job of a decided run. The job id is the run id, so adding it again (a retried submit, the start
- * sweeper) never creates a second job while the first exists. @throws on Redis errors.
+ * sweeper) never creates a second job while the first exists. With tracing on, the job carries the context
+ * of a `run.enqueue` span, so the worker's spans join the gateway's trace. @throws on Redis errors.
  */
 export async function addRunJob(queue: RunQueue, threadId: string, runId: string): Promise<void> {
-  await queue.add("run", { threadId, runId }, { jobId: runId });
+  await traceEnqueue({ threadId, runId }, async (trace) => {
+    await queue.add("run", trace ? { threadId, runId, trace } : { threadId, runId }, { jobId: runId });
+  });
 }
 
 /** Processes run jobs. A stalled job (its worker died) is picked up again and resumes from the transcript. */

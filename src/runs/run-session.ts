@@ -33,6 +33,7 @@ import type { StartReply, ThreadScripts } from "./thread-scripts.js";
 import { parseMeta, parseTranscript, parseUser, ThreadStore } from "./thread-store.js";
 import { createToolApproval } from "./tool-approval.js";
 import { limitToolResults } from "./tool-result-limit.js";
+import { RunTracer } from "./tracing.js";
 import { type DrainKind, TranscriptSink } from "./transcript-sink.js";
 
 /** How one execution of a run job ended: the single outcome the end step acts on. */
@@ -104,9 +105,10 @@ export class RunSession {
     private readonly scripts: ThreadScripts,
     private readonly job: RunJobData,
     private readonly attempts: RunAttempts = {},
+    private readonly tracer: RunTracer = new RunTracer(undefined),
   ) {
     this.thread = parseThreadId(job.threadId);
-    this.outbound = deps.outbound(this.thread);
+    this.outbound = tracer.outbound(deps.outbound(this.thread));
     this.log = deps.log ?? SILENT_LOGGER;
     this.observer = deps.observer ?? {};
     this.store = new ThreadStore(scripts.redis, deps.config.prefix);
@@ -275,16 +277,18 @@ export class RunSession {
       getSteeringMessages: () => this.drain("steer", config.steeringMode === "all" ? "all" : "one"),
       getFollowUpMessages: () => this.drain("followUp", config.followUpMode === "all" ? "all" : "one"),
       interrupts: this.interrupts.source,
-      beforeToolCall: chainBeforeToolCall(
-        (call) => this.loopGuard.beforeToolCall(call),
-        createToolApproval({
-          tools,
-          ctx,
-          gate: this.gate,
-          transcript: sink.messages,
-          store: this.store,
-          observer: this.observer,
-        }),
+      beforeToolCall: this.tracer.wrapBeforeToolCall(
+        chainBeforeToolCall(
+          (call) => this.loopGuard.beforeToolCall(call),
+          createToolApproval({
+            tools,
+            ctx,
+            gate: this.gate,
+            transcript: sink.messages,
+            store: this.store,
+            observer: this.tracer.observe(this.observer),
+          }),
+        ),
       ),
       shouldStopAfterTurn: () => this.budgetExceeded(),
     };
@@ -298,7 +302,7 @@ export class RunSession {
     if (transformContext) loopConfig.transformContext = transformContext;
     const emit = (event: AgentEvent) => this.onEvent(event);
     const signal = this.controller.signal;
-    const streamFn = this.meter(ctx).wrap(setup.streamFn);
+    const streamFn = this.meter(ctx).wrap(this.tracer.wrapStream(setup.streamFn));
     const context = () => ({ systemPrompt, tools, messages: sink.messages });
 
     try {
@@ -409,6 +413,7 @@ export class RunSession {
     }
     lease.stop();
     this.observer.runEnded?.(outcome.kind);
+    this.tracer.finished(outcome.kind, this.stats);
     this.log.info(
       { ...this.fields, outcome: outcome.kind, ...this.stats, durationMs: Date.now() - this.startedAt },
       "run finished",
@@ -528,6 +533,7 @@ export class RunSession {
 
   /** The loop's event sink: render, then persist. Awaited by the loop, so persistence keeps its order. */
   private async onEvent(event: AgentEvent): Promise<void> {
+    this.tracer.onEvent(event);
     // A claim that lost its thread shows nothing more: its successor renders the run.
     if (this.lease?.lost) return;
     this.renderer?.handle(event);

@@ -1,0 +1,61 @@
+/**
+ * Starts the OpenTelemetry SDK when the operator points it at an OTLP/HTTP endpoint. The SDK packages are
+ * imported only then: with `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) unset,
+ * nothing of them is loaded and every span in src/runs is the `@opentelemetry/api` no-op.
+ */
+
+/** A started SDK. */
+export interface Tracing {
+  /** Exports the spans ended so far. Never rejects. */
+  flush(): Promise<void>;
+  /** Exports the spans still buffered, then stops the SDK. Never rejects (an unreachable collector is logged by the SDK). */
+  shutdown(): Promise<void>;
+}
+
+/** The environment this reads (process.env satisfies it). */
+export type TracingEnv = Readonly<Record<string, string | undefined>>;
+
+/** True when the environment names an OTLP endpoint for traces. */
+export function tracingConfigured(env: TracingEnv): boolean {
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+/** The spec's rule: the traces endpoint as given, else `/v1/traces` under the general endpoint. */
+function tracesUrl(env: TracingEnv): string {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  return `${(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "").trim().replace(/\/+$/, "")}/v1/traces`;
+}
+
+/**
+ * Registers a global tracer provider that batches spans to the OTLP/HTTP (JSON) endpoint of the standard
+ * `OTEL_EXPORTER_OTLP_*` variables (endpoint from `env`; headers and timeout the exporter reads from process.env), with the W3C trace
+ * context propagator and an AsyncLocalStorage context manager. `service.name` is `serviceName` unless
+ * `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` say otherwise. Returns `undefined` (and loads nothing)
+ * when no endpoint is set. Call once per process, before any run starts.
+ */
+export async function startTracing(env: TracingEnv, serviceName: string): Promise<Tracing | undefined> {
+  if (!tracingConfigured(env)) return undefined;
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources] = await Promise.all([
+    import("@opentelemetry/sdk-trace-node"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+  ]);
+  const resource = resources
+    .defaultResource()
+    .merge(resources.resourceFromAttributes({ "service.name": serviceName }))
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(env) }))],
+  });
+  provider.register();
+  return {
+    async flush() {
+      await provider.forceFlush().catch(() => {});
+    },
+    async shutdown() {
+      await provider.shutdown().catch(() => {});
+    },
+  };
+}

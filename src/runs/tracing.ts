@@ -1,0 +1,362 @@
+import {
+  type Attributes,
+  type Context,
+  context,
+  INVALID_SPAN_CONTEXT,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import {
+  type AgentEvent,
+  type AgentLoopConfig,
+  type AssistantMessage,
+  createAssistantMessageEventStream,
+  failureMessage,
+  type StreamFn,
+} from "../agent/index.js";
+import type { ChatOutbound } from "../chat/index.js";
+import { type PriceTable, priceMessage } from "./pricing.js";
+import type { RunJobData } from "./queue.js";
+import type { RunObserver } from "./setup.js";
+
+/**
+ * Traces of runs through `@opentelemetry/api` only: without a registered tracer provider (no
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`, see src/app/tracing.ts) every span is the API's no-op and a
+ * {@link RunTracer} wraps nothing. The tree of one run:
+ *
+ * `run.enqueue` (gateway) → `run` (worker) → `turn` → `model.request` · `tool <name>` → `approval.wait`;
+ * `chat.<method>` under the innermost open span that caused it.
+ */
+const TRACER_NAME = "threadline";
+
+/** The chat calls that get a span each. */
+const CHAT_METHODS = [
+  "post",
+  "edit",
+  "delete",
+  "react",
+  "unreact",
+  "setStatus",
+  "postApproval",
+  "updateApproval",
+  "notify",
+] as const;
+
+/** `target` with `overrides` in front; its other members are read from it and its methods bound to it. */
+function delegate<T extends object>(target: T, overrides: Record<string, unknown>): T {
+  return new Proxy(target, {
+    get(object, property) {
+      if (typeof property === "string" && Object.hasOwn(overrides, property)) return overrides[property];
+      const value: unknown = Reflect.get(object, property, object);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(object) : value;
+    },
+  });
+}
+
+/** W3C trace context (`traceparent`, `tracestate`) carried in a job from the gateway to a worker. */
+export type TraceCarrier = Record<string, string>;
+
+function tracer() {
+  return trace.getTracer(TRACER_NAME);
+}
+
+/**
+ * Runs `enqueue` inside a producer span `run.enqueue` (a child of the caller's active span, if any) and hands
+ * it the carrier of that span's context, or `undefined` when tracing is off. Rethrows what `enqueue` throws,
+ * after recording it on the span.
+ */
+export async function traceEnqueue<T>(
+  job: { threadId: string; runId: string },
+  enqueue: (carrier: TraceCarrier | undefined) => Promise<T>,
+): Promise<T> {
+  return tracer().startActiveSpan(
+    "run.enqueue",
+    {
+      kind: SpanKind.PRODUCER,
+      attributes: { "threadline.thread_id": job.threadId, "threadline.run_id": job.runId },
+    },
+    async (span) => {
+      try {
+        let carrier: TraceCarrier | undefined;
+        if (span.isRecording()) {
+          carrier = {};
+          propagation.inject(context.active(), carrier);
+        }
+        return await enqueue(carrier);
+      } catch (err) {
+        failSpan(span, err);
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+function failSpan(span: Span, err: unknown): void {
+  span.recordException(err instanceof Error ? err : String(err));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+}
+
+/** The counts a run reports at its end. */
+export interface RunTraceStats {
+  turns: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost?: number;
+}
+
+/**
+ * The spans of one execution of a run job (worker side). Created per job; {@link RunTracer.run} makes the
+ * `run` span — a child of the gateway's context carried in the job — active around the whole execution, so
+ * log lines and chat calls in it carry its ids. When tracing is off every method is a pass-through.
+ * Methods never throw.
+ */
+export class RunTracer {
+  private readonly runSpan: Span;
+  private readonly runContext: Context;
+  private turn: { span: Span; context: Context } | undefined;
+  private readonly tools = new Map<string, { span: Span; context: Context }>();
+  /** False when no tracer provider is registered: nothing is wrapped or recorded. */
+  readonly enabled: boolean;
+
+  /** `job` undefined: a tracer that records nothing, whatever provider is registered. */
+  constructor(
+    job: RunJobData | undefined,
+    private readonly prices: PriceTable = {},
+  ) {
+    const parent = job?.trace ? propagation.extract(context.active(), job.trace) : context.active();
+    this.runSpan = job
+      ? tracer().startSpan(
+          "run",
+          {
+            kind: SpanKind.CONSUMER,
+            attributes: { "threadline.thread_id": job.threadId, "threadline.run_id": job.runId },
+          },
+          parent,
+        )
+      : trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+    this.runContext = trace.setSpan(parent, this.runSpan);
+    this.enabled = this.runSpan.isRecording();
+  }
+
+  /** Runs `execute` with the run span active, then ends the span (also when `execute` throws). */
+  async run<T>(execute: () => Promise<T>): Promise<T> {
+    if (!this.enabled) return execute();
+    try {
+      return await context.with(this.runContext, execute);
+    } catch (err) {
+      failSpan(this.runSpan, err);
+      throw err;
+    } finally {
+      this.closeOpen();
+      this.runSpan.end();
+    }
+  }
+
+  /** Records how the run ended and its totals on the run span. */
+  finished(outcome: string, stats: RunTraceStats): void {
+    if (!this.enabled) return;
+    const attributes: Attributes = {
+      "threadline.outcome": outcome,
+      "threadline.turns": stats.turns,
+      "threadline.tool_calls": stats.toolCalls,
+      "gen_ai.usage.input_tokens": stats.inputTokens,
+      "gen_ai.usage.output_tokens": stats.outputTokens,
+    };
+    if (stats.cost !== undefined) attributes["threadline.cost_usd"] = stats.cost;
+    this.runSpan.setAttributes(attributes);
+    if (outcome === "failed") this.runSpan.setStatus({ code: SpanStatusCode.ERROR, message: "run failed" });
+  }
+
+  /** Follows the loop's events: opens and closes `turn` and `tool <name>` spans. */
+  onEvent(event: AgentEvent): void {
+    if (!this.enabled) return;
+    switch (event.type) {
+      case "turn_start": {
+        this.turn?.span.end();
+        const span = tracer().startSpan("turn", {}, this.runContext);
+        this.turn = { span, context: trace.setSpan(this.runContext, span) };
+        break;
+      }
+      case "turn_end":
+        this.turn?.span.end();
+        this.turn = undefined;
+        break;
+      case "tool_execution_start": {
+        const span = tracer().startSpan(
+          `tool ${event.toolName}`,
+          { attributes: { "gen_ai.tool.name": event.toolName, "gen_ai.tool.call.id": event.toolCallId } },
+          this.turnContext(),
+        );
+        this.tools.set(event.toolCallId, { span, context: trace.setSpan(this.turnContext(), span) });
+        break;
+      }
+      case "tool_execution_end": {
+        const open = this.tools.get(event.toolCallId);
+        if (!open) break;
+        this.tools.delete(event.toolCallId);
+        if (event.isError) open.span.setStatus({ code: SpanStatusCode.ERROR, message: "tool call failed" });
+        open.span.end();
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /**
+   * `streamFn` with a `model.request` span per request (under the open turn): time to first token, tokens
+   * (input, cached, output, reasoning), cost and stop reason as attributes. Unchanged when tracing is off.
+   */
+  wrapStream(streamFn: StreamFn): StreamFn {
+    if (!this.enabled) return streamFn;
+    return (model, llmContext, options) => {
+      const startedAt = performance.now();
+      const span = tracer().startSpan(
+        "model.request",
+        {
+          kind: SpanKind.CLIENT,
+          attributes: { "gen_ai.request.model": model.id, "gen_ai.system": model.provider },
+        },
+        this.turnContext(),
+      );
+      const out = createAssistantMessageEventStream();
+      void (async () => {
+        let first = true;
+        try {
+          const inner = await context.with(trace.setSpan(this.turnContext(), span), () =>
+            streamFn(model, llmContext, options),
+          );
+          for await (const event of inner) {
+            if (first && event.type.endsWith("_delta")) {
+              first = false;
+              span.setAttribute(
+                "threadline.time_to_first_token_ms",
+                Math.round(performance.now() - startedAt),
+              );
+            }
+            if (event.type === "done") this.settleModel(span, event.message);
+            else if (event.type === "error") this.settleModel(span, event.error);
+            out.push(event);
+          }
+        } catch (err) {
+          // The stream contract says it never throws; a wrapped function failing anyway ends as an error event.
+          failSpan(span, err);
+          span.end();
+          const failed = failureMessage(model, err, options.signal?.aborted ?? false);
+          out.push({
+            type: "error",
+            reason: failed.stopReason === "aborted" ? "aborted" : "error",
+            error: failed,
+          });
+        }
+      })();
+      return out;
+    };
+  }
+
+  private settleModel(span: Span, message: AssistantMessage): void {
+    const { usage } = message;
+    const attributes: Attributes = {
+      "gen_ai.response.model": message.model,
+      "gen_ai.usage.input_tokens": usage.input,
+      "gen_ai.usage.output_tokens": usage.output,
+      "gen_ai.usage.cache_read_tokens": usage.cacheRead,
+      "threadline.stop_reason": message.stopReason,
+    };
+    if (usage.reasoning !== undefined) attributes["gen_ai.usage.reasoning_tokens"] = usage.reasoning;
+    const cost = priceMessage(message, this.prices);
+    if (cost !== undefined) attributes["threadline.cost_usd"] = cost;
+    span.setAttributes(attributes);
+    if (message.stopReason === "error") {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: message.errorMessage ?? "model request failed" });
+    }
+    span.end();
+  }
+
+  /**
+   * `beforeToolCall` run with the call's tool span active, so what it does (an approval card, the wait for
+   * the decision) nests under the call.
+   */
+  wrapBeforeToolCall(
+    hook: NonNullable<AgentLoopConfig["beforeToolCall"]>,
+  ): NonNullable<AgentLoopConfig["beforeToolCall"]> {
+    if (!this.enabled) return hook;
+    return (call, signal) => {
+      const open = this.tools.get(call.toolCall.id);
+      return open ? context.with(open.context, () => hook(call, signal)) : hook(call, signal);
+    };
+  }
+
+  /**
+   * `observer` plus an `approval.wait` span for each decided approval, under the active tool span: it spans
+   * the wait (card posted → decision or timeout) and names the verdict.
+   */
+  observe(observer: RunObserver): RunObserver {
+    if (!this.enabled) return observer;
+    const approval = (verdict: string, waitedMs: number): void => {
+      observer.approval?.(verdict, waitedMs);
+      const now = Date.now();
+      tracer()
+        .startSpan(
+          "approval.wait",
+          { startTime: now - waitedMs, attributes: { "threadline.approval.verdict": verdict } },
+          context.active(),
+        )
+        .end(now);
+    };
+    return delegate(observer, { approval });
+  }
+
+  /** `outbound` with a `chat.<method>` span around every call, under the innermost open span. */
+  outbound(outbound: ChatOutbound): ChatOutbound {
+    if (!this.enabled) return outbound;
+    const overrides: Partial<Record<(typeof CHAT_METHODS)[number], unknown>> = {};
+    for (const name of CHAT_METHODS) {
+      const original = outbound[name] as (...args: unknown[]) => Promise<unknown>;
+      overrides[name] = (...args: unknown[]) => this.chatCall(name, () => original.apply(outbound, args));
+    }
+    return delegate(outbound, overrides);
+  }
+
+  private async chatCall<T>(method: string, call: () => Promise<T>): Promise<T> {
+    const span = tracer().startSpan(`chat.${method}`, { kind: SpanKind.CLIENT }, this.innermost());
+    try {
+      return await call();
+    } catch (err) {
+      failSpan(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The active span's context when it is below the run span (a tool call's hook), else the open turn's. */
+  private innermost(): Context {
+    const active = trace.getActiveSpan();
+    if (
+      active &&
+      active !== this.runSpan &&
+      active.spanContext().traceId === this.runSpan.spanContext().traceId
+    ) {
+      return context.active();
+    }
+    return this.turnContext();
+  }
+
+  private turnContext(): Context {
+    return this.turn?.context ?? this.runContext;
+  }
+
+  private closeOpen(): void {
+    for (const open of this.tools.values()) open.span.end();
+    this.tools.clear();
+    this.turn?.span.end();
+    this.turn = undefined;
+  }
+}

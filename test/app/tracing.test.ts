@@ -1,0 +1,168 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { PassThrough } from "node:stream";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/app/logger.js";
+import { startTracing, type Tracing } from "../../src/app/tracing.js";
+import type { ApprovalCard } from "../../src/chat/index.js";
+import { OtlpReceiver, type ReceivedSpan } from "../fakes/otlp-receiver.js";
+import { alice, instantTool, RunsHarness } from "../runs/harness.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+let receiver: OtlpReceiver;
+let endpoint: string;
+let tracing: Tracing | undefined;
+
+beforeAll(async () => {
+  receiver = new OtlpReceiver();
+  endpoint = await receiver.start();
+  tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, "threadline-test");
+});
+
+afterAll(async () => {
+  await tracing?.shutdown();
+  await receiver.close();
+});
+
+function one(spans: ReceivedSpan[], name: string): ReceivedSpan {
+  const found = spans.filter((span) => span.name === name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+}
+
+function childrenOf(spans: ReceivedSpan[], parent: ReceivedSpan): ReceivedSpan[] {
+  return spans.filter((span) => span.parentSpanId === parent.spanId);
+}
+
+describe("traces", () => {
+  it("exports one run as gateway enqueue → run → turns → model request / tool call → approval wait, chat posts inside; log lines carry the ids", async () => {
+    expect(tracing).toBeDefined();
+    const lines: Record<string, unknown>[] = [];
+    const stream = new PassThrough();
+    stream.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+    });
+    const deploy = instantTool("deploy", "ask");
+    const h = await new RunsHarness({
+      tools: [deploy.tool],
+      log: createLogger("info", {}, stream),
+      script: [
+        {
+          toolCalls: [{ id: "d1", name: "deploy", arguments: { value: "prod" } }],
+          usage: { input: 120, output: 30, cacheRead: 40 },
+        },
+        { text: "Deployed.", usage: { input: 200, output: 10 } },
+      ],
+    }).start();
+    try {
+      const thread = h.thread();
+      const runId = await h.mention(thread, "deploy it", alice);
+      await h.chat.waitFor((chat) => chat.ops.some((op) => op.op === "postApproval"));
+      const card = h.chat.ops.find((op) => op.op === "postApproval")!.card as ApprovalCard;
+      await h.intake.decide(thread, card.approvalId, alice, "approve");
+      await h.runFinished(runId);
+    } finally {
+      await h.close();
+    }
+    await tracing!.flush();
+
+    const enqueue = one(receiver.spans, "run.enqueue");
+    const trace = receiver.spans.filter((span) => span.traceId === enqueue.traceId);
+    // The worker's run joined the gateway's trace through the job data in Redis.
+    const run = one(trace, "run");
+    expect(run.parentSpanId).toBe(enqueue.spanId);
+    expect(run.attributes).toMatchObject({
+      "threadline.outcome": "completed",
+      "threadline.turns": 2,
+      "threadline.tool_calls": 1,
+      "gen_ai.usage.input_tokens": 320,
+      "gen_ai.usage.output_tokens": 40,
+    });
+    const turns = childrenOf(trace, run).filter((span) => span.name === "turn");
+    expect(turns).toHaveLength(2);
+    const [first, second] = turns as [ReceivedSpan, ReceivedSpan];
+    const firstModel = one(childrenOf(trace, first), "model.request");
+    expect(firstModel.attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 120,
+      "gen_ai.usage.output_tokens": 30,
+      "gen_ai.usage.cache_read_tokens": 40,
+      "threadline.stop_reason": "toolUse",
+    });
+    expect(firstModel.attributes["threadline.time_to_first_token_ms"]).toEqual(expect.any(Number));
+    const tool = one(childrenOf(trace, first), "tool deploy");
+    expect(tool.attributes).toMatchObject({ "gen_ai.tool.name": "deploy", "gen_ai.tool.call.id": "d1" });
+    const underTool = childrenOf(trace, tool).map((span) => span.name);
+    expect(underTool).toContain("approval.wait");
+    expect(underTool).toContain("chat.postApproval");
+    expect(one(trace, "approval.wait").attributes).toMatchObject({
+      "threadline.approval.verdict": "approved",
+    });
+    expect(one(childrenOf(trace, second), "model.request").attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 200,
+      "threadline.stop_reason": "stop",
+    });
+    // The streamed reply's posts and edits are spans of the run too.
+    const chat = trace.filter((span) => span.name.startsWith("chat.post") || span.name === "chat.edit");
+    expect(chat.length).toBeGreaterThan(1);
+    expect(new Set(trace.map((span) => span.service))).toEqual(new Set(["threadline-test"]));
+
+    const finished = lines.find((line) => line.msg === "run finished");
+    expect(finished).toMatchObject({ trace_id: run.traceId, span_id: run.spanId });
+  });
+});
+
+/** Runs test/app/tracing-child.ts with the imports it resolves appended to a file; returns them. */
+async function importsOfChild(env: Record<string, string>): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), "threadline-imports-"));
+  const log = join(dir, "imports.txt");
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        pathToFileURL(resolve(ROOT, "node_modules/tsx/dist/loader.mjs")).href,
+        "--import",
+        pathToFileURL(resolve(ROOT, "test/support/import-log.mjs")).href,
+        resolve(ROOT, "test/app/tracing-child.ts"),
+      ],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? "", IMPORT_LOG: log, ...env },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    const code = await new Promise<number | null>((done) => child.on("exit", done));
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    return (await readFile(log, "utf8")).split("\n").filter(Boolean);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const SDK =
+  /node_modules\/@opentelemetry\/(sdk-trace|exporter-trace-otlp-http|resources|context-async-hooks)/;
+
+describe("tracing off", () => {
+  it("loads no OpenTelemetry SDK module when OTEL_EXPORTER_OTLP_ENDPOINT is unset (and does when it is set)", async () => {
+    const off = await importsOfChild({});
+    // The child did load the runs and the app modules (the check sees their imports).
+    expect(off.some((url) => url.endsWith("/src/runs/tracing.ts"))).toBe(true);
+    expect(off.some((url) => url.includes("/@opentelemetry/api/"))).toBe(true);
+    expect(off.filter((url) => SDK.test(url))).toEqual([]);
+    const on = await importsOfChild({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    expect(on.some((url) => SDK.test(url))).toBe(true);
+    // …and the span that child made in its run was exported.
+    expect(receiver.spans.filter((span) => span.service === "threadline-child").map((s) => s.name)).toEqual([
+      "run",
+    ]);
+  });
+});
