@@ -86,6 +86,12 @@ export interface ThreadlineConfig {
   followUpMode?: QueueMode;
   /** Require a mention to start a run from a reply in an idle thread. Default false. */
   requireMentionWhenIdle?: boolean;
+  /**
+   * Replies that stop the active run when they are the whole message (any case, punctuation ignored, so
+   * "Stop!" and "stop." count; a longer sentence that contains "stop" never does). Replaces the default
+   * list: `stop`, `please stop`, `stop please`, `stop now`, `stop it`.
+   */
+  stopWords?: string[];
   /** Queued messages per thread before new ones are refused. Default 20. */
   queueCap?: number;
   /** Limits of one run. */

@@ -208,6 +208,12 @@ export const configSchema = z.strictObject({
   steeringMode: queueMode.optional(),
   followUpMode: queueMode.optional(),
   requireMentionWhenIdle: bool().optional(),
+  stopWords: z
+    .array(z.string().trim().min(1, "a stop word must not be empty"), {
+      error: 'must be a list of words, for example ["stop", "halt"]',
+    })
+    .min(1, 'must name at least one word, for example ["stop"]')
+    .optional(),
   queueCap: wholeNumber("20").optional(),
   budgets: z
     .strictObject({
