@@ -22,6 +22,7 @@ export function runsConfigFromEnv(env: Env, config: ThreadlineConfig = {}): Runs
   if (config.requireMentionWhenIdle !== undefined)
     overrides.requireMentionWhenIdle = config.requireMentionWhenIdle;
   if (config.queueCap !== undefined) overrides.queueCap = config.queueCap;
+  if (config.approvalReminderMs !== undefined) overrides.approvalReminderMs = config.approvalReminderMs;
   if (config.stopWords) overrides.stopWords = config.stopWords;
   if (config.footer !== undefined) overrides.footer = config.footer;
   if (config.prices) overrides.prices = config.prices;

@@ -111,6 +111,7 @@ export interface ApprovalCard {
   approvers: string[];
   /** Display name of the run's requester: "Always allow" covers them only, and the button says so. */
   requesterName: string;
+  /** When the call is denied as timed out (ms since epoch); 0 when the tool's card has no time limit. */
   expiresAt: number;
   state: ApprovalCardState;
 }

@@ -70,6 +70,8 @@ export interface ThreadlineConfig {
   approvers?: string[];
   /** How long an approval card waits before it counts as denied. Default 10 minutes. */
   approvalTimeoutMs?: number;
+  /** After this long without a decision the requester is mentioned once in the thread. Default 2 minutes; 0 = never. */
+  approvalReminderMs?: number;
   /** Only these users / channels (platform ids) may start runs or talk to a run. Default: everyone. */
   allow?: { users?: string[]; channels?: string[] };
   /** Emoji names of the reaction vocabulary. */

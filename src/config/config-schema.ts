@@ -185,6 +185,7 @@ export const configSchema = z.strictObject({
     .optional(),
   approvers: textList('["U012ABCDEF"]').optional(),
   approvalTimeoutMs: wholeNumber("600000").optional(),
+  approvalReminderMs: offOrCount("120000").optional(),
   allow: z
     .strictObject({
       users: textList('["U012ABCDEF"]').optional(),

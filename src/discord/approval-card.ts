@@ -96,7 +96,10 @@ function fields(card: ApprovalCard, tool: string): APIEmbedField[] {
           name: "Who can decide",
           value: cut(card.approvers.length > 0 ? card.approvers.join(", ") : "the requester", LIMITS.field),
         },
-        { name: "Expires", value: `<t:${Math.floor(card.expiresAt / 1000)}:R>` },
+        {
+          name: "Expires",
+          value: card.expiresAt > 0 ? `<t:${Math.floor(card.expiresAt / 1000)}:R>` : "no time limit",
+        },
       ];
       if (state.waitingMessages > 0) {
         const plural = state.waitingMessages === 1 ? "message" : "messages";

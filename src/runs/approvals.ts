@@ -23,6 +23,8 @@ export interface ApprovalRequest {
   argumentsText: string;
   requester: ChatUser;
   signal: AbortSignal | undefined;
+  /** This tool's own timeout (ms, or "none" to wait for a decision); default the gate's `timeoutMs`. */
+  timeoutMs?: number | "none";
 }
 
 /** An approval whose record exists and whose card is shown, not yet waited for (see {@link ApprovalGate.open}). */
@@ -53,6 +55,8 @@ export interface ApprovalGateOptions {
   /** Users besides the requester who may decide. */
   approvers: string[];
   timeoutMs: number;
+  /** After this long without a decision the requester is mentioned once in the thread; 0 = never. */
+  reminderMs: number;
   /** How long a decided record is kept, for late clicks; also the thread's retention. */
   retentionMs: number;
   onError?: (err: unknown, operation: string) => void;
@@ -92,7 +96,9 @@ export class ApprovalGate {
    * exactly once (it releases the subscription). May reject on Redis errors (nothing to release then).
    */
   async open(request: ApprovalRequest, waitingMessages: number): Promise<OpenedApproval | { kind: "lost" }> {
-    const { scripts, threadId, timeoutMs, retentionMs } = this.options;
+    const { scripts, threadId, retentionMs } = this.options;
+    const timeoutMs = request.timeoutMs ?? this.options.timeoutMs;
+    const askedAt = Date.now();
     const approvalId =
       this.options.known[request.callKey] ??
       (await this.options.store.approvalIdOf(threadId, request.callKey)) ??
@@ -104,7 +110,7 @@ export class ApprovalGate {
         token: this.options.token(),
         callKey: request.callKey,
         approvalId,
-        ttlMs: timeoutMs + retentionMs,
+        ttlMs: timeoutMs === "none" ? 0 : timeoutMs + retentionMs,
         retention: retentionMs,
       },
       {
@@ -115,7 +121,9 @@ export class ApprovalGate {
         requester: JSON.stringify(request.requester),
         requesterId: request.requester.id,
         allowed: `,${[request.requester.id, ...this.options.approvers].join(",")},`,
-        expiresAt: Date.now() + timeoutMs,
+        // 0: no timeout (the card waits for a decision or a stop).
+        expiresAt: timeoutMs === "none" ? 0 : askedAt + timeoutMs,
+        askedAt,
       },
     );
     if (created.kind === "lost") return { kind: "lost" };
@@ -162,11 +170,12 @@ export class ApprovalGate {
     wakeup: Wakeup,
   ): Promise<ApprovalVerdict> {
     const { scripts, store, threadId } = this.options;
-    const expiresAt = Number(first.expiresAt);
+    const expiresAt = Number(first.expiresAt) || 0;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
+    const reminder = this.scheduleReminder(approvalId, request, first, expiresAt);
     const ended = new Promise<"expired" | "cancelled">((resolve) => {
-      timer = setTimeout(() => resolve("expired"), Math.max(0, expiresAt - Date.now()));
+      if (expiresAt > 0) timer = setTimeout(() => resolve("expired"), Math.max(0, expiresAt - Date.now()));
       onAbort = () => resolve("cancelled");
       if (request.signal?.aborted) onAbort();
       else request.signal?.addEventListener("abort", onAbort, { once: true });
@@ -186,13 +195,42 @@ export class ApprovalGate {
           status: next,
           now: Date.now(),
           approvalId,
+          retention: this.options.retentionMs,
         });
         if (status === next || status === undefined) return { kind: next };
         return verdictOf(await store.approvalRecord(threadId, approvalId));
       }
     } finally {
       clearTimeout(timer);
+      clearTimeout(reminder);
       if (onAbort) request.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Mentions the requester once when the card waited `reminderMs` since it was asked (also across a resumed
+   * run: the record remembers the reminder), unless it expires first.
+   */
+  private scheduleReminder(
+    approvalId: string,
+    request: ApprovalRequest,
+    record: Record<string, string>,
+    expiresAt: number,
+  ): NodeJS.Timeout | undefined {
+    const { reminderMs } = this.options;
+    if (reminderMs <= 0 || record.remindedAt) return undefined;
+    const remindAt = (Number(record.askedAt) || Date.now()) + reminderMs;
+    if (expiresAt > 0 && remindAt >= expiresAt) return undefined;
+    return setTimeout(() => void this.remind(approvalId, request), Math.max(0, remindAt - Date.now()));
+  }
+
+  private async remind(approvalId: string, request: ApprovalRequest): Promise<void> {
+    const { store, threadId, outbound, thread } = this.options;
+    try {
+      if (!(await store.claimApprovalReminder(threadId, approvalId, Date.now()))) return;
+      await outbound.post(thread, approvalReminderText(request.requester, request.toolName));
+    } catch (err) {
+      this.options.onError?.(err, "approvalReminder");
     }
   }
 
@@ -289,6 +327,11 @@ function verdictOf(record: Record<string, string>): ApprovalVerdict {
     default:
       return { kind: "expired" };
   }
+}
+
+/** The one reminder posted in the thread: mentions the requester (a notification on their phone). */
+export function approvalReminderText(requester: ChatUser, toolName: string): string {
+  return `<@${requester.id}> \`${toolName}\` is waiting for your approval: use Approve or Deny on the card above.`;
 }
 
 /** The text the model reads when a call was not approved. */

@@ -48,8 +48,13 @@ export interface RunsConfig {
   leaseMs: number;
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  /** Default 10 minutes. */
+  /** How long an approval card waits before the call is denied; default 10 minutes (per tool: `RunTool.approvalTimeoutMs`). */
   approvalTimeoutMs: number;
+  /**
+   * After this long without a decision the requester is mentioned once in the thread (a phone notification)
+   * that the card waits for them; default 2 minutes, 0 = never. No reminder when the card expires first.
+   */
+  approvalReminderMs: number;
   /** User ids that may decide approvals in every thread, besides the run's requester. */
   approvers: string[];
   budgets: RunBudgets;
@@ -109,6 +114,7 @@ export const DEFAULT_RUNS_CONFIG: RunsConfig = {
   steeringMode: "one-at-a-time",
   followUpMode: "one-at-a-time",
   approvalTimeoutMs: 10 * 60 * 1000,
+  approvalReminderMs: 2 * 60 * 1000,
   approvers: [],
   budgets: { maxTurns: 50, maxWallMs: 15 * 60 * 1000 },
   loopGuard: DEFAULT_LOOP_GUARD,

@@ -265,6 +265,7 @@ export class RunSession {
       outbound: this.outbound,
       approvers: config.approvers,
       timeoutMs: config.approvalTimeoutMs,
+      reminderMs: config.approvalReminderMs,
       retentionMs: config.retentionMs,
       onError: (err, operation) =>
         this.log.warn({ ...this.fields, err, operation }, "approval card update failed"),

@@ -429,7 +429,7 @@ return out
 });
 
 /**
- * createApproval → {'lost'} | {'created'} | {'exists', status}. Fenced and idempotent per call: the call's
+ * createApproval → {'lost'} | {'created'} | {'exists', status}. `ttlMs` 0 keeps the record until decided. Fenced and idempotent per call: the call's
  * approval id is remembered in the thread's approvals hash, so a resumed run finds the record (and its card)
  * its predecessor created. REST: field/value pairs of the record.
  */
@@ -443,7 +443,8 @@ if not holds(A.token) then return {'lost'} end
 if redis.call('EXISTS', K.approval) == 1 then return {'exists', redis.call('HGET', K.approval, 'status')} end
 for i = 1, #REST, 2 do redis.call('HSET', K.approval, REST[i], REST[i + 1]) end
 redis.call('HSET', K.approval, 'status', 'pending', 'approvalId', A.approvalId, 'callKey', A.callKey)
-redis.call('PEXPIRE', K.approval, tonumber(A.ttlMs))
+-- ttlMs 0: a card without timeout lives until decided or settled (then for the retention, for late clicks).
+if tonumber(A.ttlMs) > 0 then redis.call('PEXPIRE', K.approval, tonumber(A.ttlMs)) end
 redis.call('HSET', K.approvals, A.callKey, A.approvalId)
 redis.call('HSET', K.pending, A.approvalId, redis.call('HGET', K.approval, 'tool') or '')
 touch(A.retention)
@@ -471,7 +472,8 @@ local may = A.isApprover == '1' or string.find(allowed, ',' .. A.userId .. ',', 
 if A.decision == 'alwaysThread' and A.isApprover ~= '1' then may = false end
 if not may then return {'forbidden'} end
 local run = redis.call('HGET', K.approval, 'runId') or ''
-if now >= tonumber(redis.call('HGET', K.approval, 'expiresAt')) then
+local expires_at = tonumber(redis.call('HGET', K.approval, 'expiresAt')) or 0
+if expires_at > 0 and now >= expires_at then
   redis.call('HSET', K.approval, 'status', 'expired', 'decidedAt', now)
   redis.call('HDEL', K.pending, A.approvalId)
   redis.call('PUBLISH', A.channel, cjson.encode({type = 'approval', approvalId = A.approvalId,
@@ -483,6 +485,9 @@ if A.decision == 'approve' then new_status = 'approved'
 elseif A.decision == 'always' or A.decision == 'alwaysThread' then new_status = A.decision end
 redis.call('HSET', K.approval, 'status', new_status, 'decidedBy', A.user, 'decidedAt', now)
 redis.call('HDEL', K.pending, A.approvalId)
+if (tonumber(A.retention) or 0) > 0 and redis.call('PTTL', K.approval) < 0 then
+  redis.call('PEXPIRE', K.approval, tonumber(A.retention))
+end
 local tool = redis.call('HGET', K.approval, 'tool')
 if new_status == 'always' then
   redis.call('SADD', K.allow, 'user:' .. (redis.call('HGET', K.approval, 'requesterId') or '') .. ':' .. tool)
@@ -500,13 +505,16 @@ return {'accepted', new_status}
 export const SETTLE_APPROVAL = defineScript({
   name: "tlSettleApproval",
   approval: true,
-  args: ["status", "now", "approvalId"],
+  args: ["status", "now", "approvalId", "retention"],
   lua: `
 redis.call('HDEL', K.pending, A.approvalId)
 local status = redis.call('HGET', K.approval, 'status')
 if not status then return false end
 if status ~= 'pending' then return status end
 redis.call('HSET', K.approval, 'status', A.status, 'decidedAt', A.now)
+if (tonumber(A.retention) or 0) > 0 and redis.call('PTTL', K.approval) < 0 then
+  redis.call('PEXPIRE', K.approval, tonumber(A.retention))
+end
 return A.status
 `,
 });

@@ -16,8 +16,12 @@ export type ApprovalPolicy =
   | "ask"
   | ((args: Record<string, unknown>, ctx: ToolRunContext) => "never" | "ask" | Promise<"never" | "ask">);
 
-/** An agent tool with an approval policy (default "never"). */
-export type RunTool = AnyAgentTool & { approval?: ApprovalPolicy };
+/**
+ * An agent tool with an approval policy (default "never") and, for "ask", how long its card waits before the
+ * call is denied: milliseconds, or "none" to wait for a decision however long it takes (default: the runs
+ * config's `approvalTimeoutMs`).
+ */
+export type RunTool = AnyAgentTool & { approval?: ApprovalPolicy; approvalTimeoutMs?: number | "none" };
 
 /** What a run knows when it builds tools and evaluates policies. */
 export interface ToolRunContext {

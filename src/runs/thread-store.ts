@@ -159,6 +159,17 @@ export class ThreadStore {
   }
 
   /**
+   * Claims an approval's one reminder: true the first time for a record that exists (a resumed run or a
+   * second worker gets false, so the requester is mentioned once), false afterwards.
+   */
+  async claimApprovalReminder(threadId: string, approvalId: string, now: number): Promise<boolean> {
+    const key = threadKeys(this.prefix, threadId).approval(approvalId);
+    // HSETNX would create a record that expired meanwhile; only remind for one that still exists.
+    if ((await this.redis.exists(key)) === 0) return false;
+    return (await this.redis.hsetnx(key, "remindedAt", String(now))) === 1;
+  }
+
+  /**
    * Messages waiting in the inboxes of `threadIds` (queued for their runs, not yet drained), summed; a
    * thread listed twice counts once. Single-key LLENs: no multi-key script, no KEYS or SCAN over the
    * keyspace, safe on Redis Cluster. Read-only. @throws when Redis does not answer.

@@ -24,6 +24,10 @@ export interface ToolApprovalOptions {
   observer?: RunObserver;
 }
 
+function timeoutOf(tool: RunTool | undefined): { timeoutMs?: number | "none" } {
+  return tool?.approvalTimeoutMs === undefined ? {} : { timeoutMs: tool.approvalTimeoutMs };
+}
+
 /** A card shown ahead of its call's turn in the batch: its verdict, and how to withdraw it if never asked. */
 interface Opened {
   verdict: Promise<ApprovalVerdict>;
@@ -58,12 +62,14 @@ export function createToolApproval(
     argumentsText: renderArguments(toolCall.arguments, CARD_ARGUMENTS_CHARS),
     requester: options.ctx.requester,
     signal,
+    ...timeoutOf(byName.get(toolCall.name)),
   });
 
   /** A later call of the batch gets its card now if it surely needs one. */
   const needsCardAhead = async (toolCall: ToolCall): Promise<boolean> => {
     const tool = byName.get(toolCall.name);
-    if (!tool || tool.approval !== "ask") return false; // policy functions are asked with the call's own args
+    // Policy functions are asked with the call's own validated arguments, at its turn.
+    if (tool?.approval !== "ask") return false;
     try {
       validateToolArguments(tool, toolCall);
     } catch {

@@ -92,6 +92,12 @@ export interface ToolSpec<TParams extends z.ZodObject> {
    * side-effecting tools are never stopped half-way.
    */
   interruptible?: boolean;
+  /**
+   * How long an approval card of this tool waits for a decision before the call is denied ("approval timed
+   * out"): milliseconds, or `"none"` to wait until someone decides (or the run is stopped). Default: the
+   * runs config's `approvalTimeoutMs` (10 minutes). Only used when the policy asks.
+   */
+  approvalTimeoutMs?: number | "none";
   /** Human-readable name for progress lines. Default: `name`. */
   label?: string;
   /** Does the work. Throw (ideally a {@link ToolError}) to report failure; the model reads the message. */
@@ -101,6 +107,8 @@ export interface ToolSpec<TParams extends z.ZodObject> {
 /** A tool bound to one run: an `AgentTool` plus an approval policy (the runs side's `RunTool`). */
 export type BoundTool = AgentTool & {
   approval: ApprovalDecisionNeeded | ((args: Record<string, unknown>) => Promise<ApprovalDecisionNeeded>);
+  /** See {@link ToolSpec.approvalTimeoutMs}; absent = the runs config's default. */
+  approvalTimeoutMs?: number | "none";
 };
 
 /** What {@link defineTool} returns: a validated tool that is bound to each run with `forRun`. */
@@ -169,6 +177,13 @@ export function toolSpecProblems(spec: Partial<Record<keyof ToolSpec<z.ZodObject
     problems.push('executionMode must be "parallel" or "sequential"');
   if (spec.interruptible !== undefined && typeof spec.interruptible !== "boolean")
     problems.push("interruptible must be true or false");
+  const timeout = spec.approvalTimeoutMs;
+  if (
+    timeout !== undefined &&
+    timeout !== "none" &&
+    !(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0)
+  )
+    problems.push('approvalTimeoutMs must be a positive number of milliseconds or "none"');
   if (typeof spec.execute !== "function") problems.push("execute must be a function (args, ctx) => result");
   return problems;
 }
@@ -250,6 +265,7 @@ function bindTool<TParams extends z.ZodObject>(
   };
   if (spec.executionMode) tool.executionMode = spec.executionMode;
   if (spec.interruptible) tool.interruptible = true;
+  if (spec.approvalTimeoutMs !== undefined) tool.approvalTimeoutMs = spec.approvalTimeoutMs;
   return tool;
 }
 

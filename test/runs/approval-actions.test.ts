@@ -160,3 +160,57 @@ describe("several approvals in one batch", () => {
     expect([...deploy.calls, ...drop.calls]).toEqual([]);
   });
 });
+
+describe("reminder and per-tool timeouts", () => {
+  const reminders = () =>
+    h.chat.ops.filter((op) => op.op === "post" && op.text?.includes("is waiting for your approval"));
+
+  it("mentions the requester once in the thread when nobody decided within approvalReminderMs", async () => {
+    const { thread, runId, card } = await askForDeploy({ config: { approvalReminderMs: 50 } });
+    await h.chat.waitFor(() => reminders().length > 0);
+    expect(reminders()).toEqual([
+      expect.objectContaining({
+        text: `<@${alice.id}> \`deploy_service\` is waiting for your approval: use Approve or Deny on the card above.`,
+      }),
+    ]);
+    const record = await h.store.approvalRecord(threadId(thread), card.approvalId);
+    expect(record.remindedAt).toBeDefined();
+    await h.intake.decide(thread, card.approvalId, alice, "approve");
+    await h.runFinished(runId);
+    expect(reminders()).toHaveLength(1);
+  });
+
+  it("a tool's own approvalTimeoutMs wins over the config's", async () => {
+    const deploy = instantTool("deploy_service", "ask");
+    const { runId } = await askForDeploy({
+      tools: [{ ...deploy.tool, approvalTimeoutMs: 100 }],
+      config: { approvalTimeoutMs: 60_000 },
+    });
+    await h.runFinished(runId);
+    expect(deploy.calls).toEqual([]);
+    expect(toolResults(h.model.requests[1]!.messages)[0]!.content).toEqual([
+      { type: "text", text: "approval timed out" },
+    ]);
+  });
+
+  it('"none": the card waits past the config timeout until someone decides', async () => {
+    const deploy = instantTool("deploy_service", "ask");
+    const { thread, runId, card } = await askForDeploy({
+      tools: [{ ...deploy.tool, approvalTimeoutMs: "none" }],
+      config: { approvalTimeoutMs: 50, approvalReminderMs: 0 },
+    });
+    expect(card.expiresAt).toBe(0);
+    const key = h.keys(thread).approval(card.approvalId);
+    expect(await h.redis.pttl(key)).toBe(-1);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // well past the config's 50 ms
+    expect((await h.store.approvalRecord(threadId(thread), card.approvalId)).status).toBe("pending");
+    expect(await h.intake.decide(thread, card.approvalId, alice, "approve")).toMatchObject({
+      kind: "accepted",
+    });
+    await h.runFinished(runId);
+    expect(deploy.calls).toEqual([{ value: "prod" }]);
+    // Decided, the record is kept for the retention period (late clicks), no longer forever.
+    expect(await h.redis.pttl(key)).toBeGreaterThan(0);
+    expect(reminders()).toEqual([]);
+  });
+});

@@ -138,6 +138,25 @@ describe("defineTool", () => {
     );
   });
 
+  it('approvalTimeoutMs (ms or "none") reaches the bound tool; anything else is refused', () => {
+    const patient = defineTool({
+      ...echoSpec(),
+      name: "patient",
+      approval: "ask",
+      approvalTimeoutMs: "none",
+    });
+    expect(patient.forRun(scope("/tmp")).approvalTimeoutMs).toBe("none");
+    expect(patient.withApproval("never").forRun(scope("/tmp")).approvalTimeoutMs).toBe("none");
+    const quick = defineTool({ ...echoSpec(), name: "quick", approvalTimeoutMs: 30_000 });
+    expect(quick.forRun(scope("/tmp")).approvalTimeoutMs).toBe(30_000);
+    expect(echo.forRun(scope("/tmp")).approvalTimeoutMs).toBeUndefined();
+    for (const bad of [0, -5, Number.POSITIVE_INFINITY, "never"]) {
+      expect(() => defineTool({ ...echoSpec(), approvalTimeoutMs: bad as never })).toThrow(
+        'approvalTimeoutMs must be a positive number of milliseconds or "none"',
+      );
+    }
+  });
+
   it("withApproval returns a copy with another policy", () => {
     const asking = echo.withApproval("ask");
     expect(asking.forRun(scope("/tmp")).approval).toBe("ask");

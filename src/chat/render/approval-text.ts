@@ -184,7 +184,12 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
   switch (state.kind) {
     case "pending": {
       const who = card.approvers.length > 0 ? `${card.approvers.join(", ")} can decide. ` : "";
-      lines.push(`${who}Expires ${timestamp(card.expiresAt, dialect, "relative")}.`);
+      // expiresAt 0: the tool's card has no timeout.
+      lines.push(
+        card.expiresAt > 0
+          ? `${who}Expires ${timestamp(card.expiresAt, dialect, "relative")}.`
+          : `${who}No time limit.`,
+      );
       if (state.waitingMessages > 0) {
         const plural = state.waitingMessages === 1 ? "message" : "messages";
         lines.push(`⏳ ${state.waitingMessages} ${plural} waiting for this decision.`);

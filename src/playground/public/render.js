@@ -72,7 +72,7 @@ function cardHtml(card) {
   switch (s.kind) {
     case "pending": {
       const who = card.approvers.length > 0 ? `${escapeHtml(card.approvers.join(", "))} can decide · ` : "";
-      html += `<p class="card-meta">${who}expires at ${clock(card.expiresAt)}</p>`;
+      html += `<p class="card-meta">${who}${card.expiresAt > 0 ? `expires at ${clock(card.expiresAt)}` : "no time limit"}</p>`;
       if (s.waitingMessages > 0)
         html += `<p class="card-meta">⏳ ${s.waitingMessages} ${s.waitingMessages === 1 ? "message" : "messages"} waiting for this decision</p>`;
       const id = escapeHtml(card.approvalId);
