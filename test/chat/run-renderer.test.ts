@@ -85,7 +85,7 @@ describe("createRunRenderer", () => {
         op: "edit",
         thread: key,
         messageId: "m1",
-        text: "Let me check. More.\n\n🔧 search ✓ 1.2s\n\nFound it.\n\n_2 turns · 1 tool call · 1.5k tokens_",
+        text: "Let me check. More.\n\n🔧 search ✓ 1.2s\n\nFound it.\n\n-# 2 turns · 1 tool call · 1.5k tokens",
       },
       { op: "setStatus", thread: key, status: null },
     ]);
@@ -124,7 +124,7 @@ describe("createRunRenderer", () => {
     await finish({ kind: "completed" }, stats);
     expect(chat.ops.filter((op) => op.op === "post" || op.op === "edit").map((op) => op.text)).toEqual([
       "Hello",
-      "Hello\n\n_2 turns · 1 tool call · 1.5k tokens_",
+      "Hello\n\n-# 2 turns · 1 tool call · 1.5k tokens",
     ]);
     expectNoRedundantEdits(chat);
   });
@@ -149,7 +149,7 @@ describe("createRunRenderer", () => {
     chat.resume();
     await settle();
     await finish({ kind: "completed" }, { turns: 1, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
-    expect(chat.texts(thread)).toEqual(["One two three four\n\n_1 turn_"]);
+    expect(chat.texts(thread)).toEqual(["One two three four\n\n-# 1 turn"]);
     expect(chat.maxInFlightPerMessage).toBe(1);
     expectNoRedundantEdits(chat);
   });
@@ -165,7 +165,7 @@ describe("createRunRenderer", () => {
     await clock.advance(1000);
     expect(chat.texts(thread)).toEqual(["Working on it now."]);
     await finish();
-    expect(chat.texts(thread)).toEqual(["Working on it now.\n\n_2 turns · 1 tool call · 1.5k tokens_"]);
+    expect(chat.texts(thread)).toEqual(["Working on it now.\n\n-# 2 turns · 1 tool call · 1.5k tokens"]);
   });
 
   it("retries the final flush once when it fails", async () => {
@@ -175,7 +175,7 @@ describe("createRunRenderer", () => {
     chat.failNext("edit", 1);
     chat.failNext("setStatus", 1);
     await finish();
-    expect(chat.texts(thread)).toEqual(["Answer\n\n_2 turns · 1 tool call · 1.5k tokens_"]);
+    expect(chat.texts(thread)).toEqual(["Answer\n\n-# 2 turns · 1 tool call · 1.5k tokens"]);
     expect(errors.map(([, operation]) => operation)).toEqual(["edit", "setStatus"]);
     const edits = chat.ops.filter((op) => op.op === "edit");
     expect(edits.map((op) => op.error === undefined)).toEqual([false, true]);
@@ -190,7 +190,7 @@ describe("createRunRenderer", () => {
     await clock.advance(1000);
     expect(chat.texts(thread)).toEqual(["Hi there"]);
     await finish({ kind: "completed" }, { turns: 1, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
-    expect(chat.texts(thread)).toEqual(["Hi there\n\n_1 turn_"]);
+    expect(chat.texts(thread)).toEqual(["Hi there\n\n-# 1 turn"]);
   });
 
   it("delivers the final text even if every streaming operation failed", async () => {
@@ -199,7 +199,7 @@ describe("createRunRenderer", () => {
     await feed(e.turnStart(), e.assistantStart(), e.text("Never shown while streaming"), e.assistantEnd());
     await clock.advance(3000);
     await finish({ kind: "completed" }, { turns: 1, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
-    expect(chat.texts(thread)).toEqual(["Never shown while streaming\n\n_1 turn_"]);
+    expect(chat.texts(thread)).toEqual(["Never shown while streaming\n\n-# 1 turn"]);
   });
 
   it("splits a long streamed answer into several messages that fit, freezing earlier ones", async () => {
@@ -225,7 +225,7 @@ describe("createRunRenderer", () => {
       expect((text.match(/^```/gm) ?? []).length % 2).toBe(0);
     }
     const joined = texts.join("\n").replace(/\n```\n```ts\n/g, "\n");
-    expect(joined.replace(/\s+/g, " ")).toBe(`${answer}\n\n_1 turn_`.replace(/\s+/g, " "));
+    expect(joined.replace(/\s+/g, " ")).toBe(`${answer}\n\n-# 1 turn`.replace(/\s+/g, " "));
     // A message is frozen once the next one exists: at most its final edit follows the next post.
     const ids = chat.messages(thread).map((message) => message.id);
     for (const [index, id] of ids.slice(0, -1).entries()) {
@@ -410,7 +410,7 @@ describe("createRunRenderer", () => {
 
     expect(chat.texts(thread)).toHaveLength(1);
     expect(chat.texts(thread)[0]).toMatch(
-      /^Let me look\.\n\n🔧 lookup ✓ \d+\.\ds\n\nThe answer is \*\*42\*\*\.\n\n_2 turns · 1 tool call_$/,
+      /^Let me look\.\n\n🔧 lookup ✓ \d+\.\ds\n\nThe answer is \*\*42\*\*\.\n\n-# 2 turns · 1 tool call$/,
     );
     expect(chat.ops[0]).toEqual({ op: "setStatus", thread: key, status: "is thinking…" });
     expect(chat.ops.at(-1)).toEqual({ op: "setStatus", thread: key, status: null });

@@ -17,6 +17,14 @@ describe("playground Markdown renderer (browser module)", () => {
     );
   });
 
+  it("renders Discord's -# subtext (the run footer) as a secondary paragraph of its own", () => {
+    expect(renderMarkdown("Done.\n\n-# 2 turns · 1.7k tokens · $0.004")).toBe(
+      '<p>Done.</p><p class="subtext">2 turns · 1.7k tokens · $0.004</p>',
+    );
+    expect(renderMarkdown("Answer\n-# _small_")).toBe('<p>Answer</p><p class="subtext"><em>small</em></p>');
+    expect(renderMarkdown("-#not subtext")).toBe("<p>-#not subtext</p>");
+  });
+
   it("honours backslash escapes (progress lines escape tool names) and keeps code literal", () => {
     expect(renderMarkdown("🔧 read\\_file ✓ 1.2s \\*x\\* `a\\*b` snake_case")).toBe(
       "<p>🔧 read_file ✓ 1.2s *x* <code>a\\*b</code> snake_case</p>",

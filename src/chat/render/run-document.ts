@@ -157,20 +157,34 @@ export class RunDocument {
   }
 
   /**
-   * A tool finished. `durationMs` defaults to the time since {@link RunDocument.startTool}. Returns false
-   * for an unknown call id.
+   * A tool finished. `durationMs` defaults to the time since {@link RunDocument.startTool}; `null` means
+   * unknown (none is shown). Returns false for an unknown call id.
    */
-  endTool(toolCallId: string, outcome: { error?: string; durationMs?: number }, now: number): boolean {
+  endTool(toolCallId: string, outcome: { error?: string; durationMs?: number | null }, now: number): boolean {
     const block = this.tools.get(toolCallId);
     if (block === undefined) return false;
+    const durationMs =
+      outcome.durationMs === null ? undefined : (outcome.durationMs ?? now - block.startedAt);
     block.progress =
-      outcome.error === undefined
-        ? { state: "succeeded", durationMs: outcome.durationMs ?? now - block.startedAt }
-        : { state: "failed", error: outcome.error };
+      outcome.error !== undefined
+        ? { state: "failed", error: outcome.error }
+        : durationMs === undefined
+          ? { state: "succeeded" }
+          : { state: "succeeded", durationMs };
     block.details = undefined;
     block.awaitingApproval = false;
     this.tools.delete(toolCallId);
     return true;
+  }
+
+  /**
+   * Ends every tool still running as failed with `reason` (a run that ends, or hands over to another
+   * worker, never leaves a `🔧 name …` line behind). Returns true when a line changed.
+   */
+  endRunningTools(reason: string, now: number): boolean {
+    const running = [...this.tools.keys()];
+    for (const id of running) this.endTool(id, { error: reason }, now);
+    return running.length > 0;
   }
 
   /** Adds a line of its own (a notice, the outcome, the footer). */

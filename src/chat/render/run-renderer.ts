@@ -129,6 +129,8 @@ class Renderer {
   private statusText: string | null = null;
   /** Requester names of the approval cards waiting now, by card message id. */
   private readonly waitingCards = new Map<string, string>();
+  /** Tool call ids this run has shown a line for. */
+  private readonly seenTools = new Set<string>();
   private readonly unwatch: (() => void) | undefined;
   /** Tool calls of the last rendering, for tokens (outbounds that take tool tasks). */
   private tools: ToolView[] = [];
@@ -207,6 +209,7 @@ class Renderer {
         return false;
       }
       case "message_end": {
+        if (roleOf(event.message) === "toolResult") return this.recoveredResult(event.message);
         if (roleOf(event.message) !== "assistant" || !("stopReason" in event.message)) return false;
         document.endAssistantMessage();
         const { stopReason, errorMessage, interrupted } = event.message;
@@ -222,6 +225,7 @@ class Renderer {
         return true;
       }
       case "tool_execution_start":
+        this.seenTools.add(event.toolCallId);
         document.startTool(event.toolCallId, event.toolName, this.clock.now());
         this.showPhase();
         return true;
@@ -242,6 +246,28 @@ class Renderer {
       default:
         return false;
     }
+  }
+
+  /**
+   * A tool result this run never saw start: a resumed run settling a call of the worker before it
+   * (recorded result, or interrupted). It gets its final progress line here, so the reply says what became
+   * of it instead of the dead worker's `🔧 name …` being the last word.
+   */
+  private recoveredResult(message: unknown): boolean {
+    const result = message as {
+      toolCallId?: unknown;
+      toolName?: unknown;
+      isError?: unknown;
+      content?: unknown;
+    };
+    if (typeof result.toolCallId !== "string" || typeof result.toolName !== "string") return false;
+    if (this.seenTools.has(result.toolCallId)) return false;
+    this.seenTools.add(result.toolCallId);
+    const now = this.clock.now();
+    this.document.startTool(result.toolCallId, result.toolName, now);
+    const error = result.isError === true ? resultText(result as AgentToolResult) || "failed" : undefined;
+    this.document.endTool(result.toolCallId, error === undefined ? { durationMs: null } : { error }, now);
+    return true;
   }
 
   /**
@@ -394,6 +420,9 @@ class Renderer {
     this.flushTimer = undefined;
     const document = this.document;
     document.endAssistantMessage();
+    // A tool still running when the run ends was cut by the stop or the hand-over: its line says so.
+    const user = outcome.kind === "stopped" && outcome.reason === undefined;
+    document.endRunningTools(user ? "stopped" : "interrupted", this.clock.now());
     const lines: string[] = [];
     if (this.abortMessage !== undefined && outcome.kind !== "stopped") {
       lines.push(formatFailureLine(this.abortMessage || "The request was interrupted."));
@@ -419,9 +448,13 @@ class Renderer {
     await this.statusChain;
   }
 
+  /**
+   * The footer as secondary text: Discord's `-# ` subtext (small and grey), the same line in Markdown (the
+   * playground renders it as a footer element), italics in Slack mrkdwn, which has no small text.
+   */
   private footerLine(stats: RunStats): string {
     const footer = formatRunFooter(stats);
-    return this.converter.dialect === "discord" ? `-# ${footer}` : `_${footer}_`;
+    return this.converter.dialect === "slack" ? `_${footer}_` : `-# ${footer}`;
   }
 
   /** Status updates are chained so a clear never overtakes the set. */

@@ -1,7 +1,7 @@
 // A small, safe Markdown renderer for the playground. Every character of the input is HTML-escaped
 // first; the only tags in the output are the ones this file writes, and links keep only http(s) and
 // mailto targets. It covers what the bot writes: paragraphs, headings, lists, quotes, code, emphasis,
-// links and rules.
+// links, rules and Discord's `-# ` subtext (the run footer), rendered as small secondary text.
 
 const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -15,6 +15,7 @@ const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^\s{0,3}>\s?/;
 const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const SUBTEXT = /^-# +(\S.*)$/;
 
 /** Renders Markdown to HTML that is safe to assign to `innerHTML`. */
 export function renderMarkdown(source) {
@@ -54,6 +55,12 @@ function renderBlocks(lines) {
       i++;
       continue;
     }
+    const subtext = SUBTEXT.exec(line);
+    if (subtext) {
+      out.push(`<p class="subtext">${inline(subtext[1])}</p>`);
+      i++;
+      continue;
+    }
     if (QUOTE.test(line)) {
       const quoted = [];
       while (i < lines.length && QUOTE.test(lines[i])) quoted.push(lines[i++].replace(QUOTE, ""));
@@ -72,7 +79,14 @@ function renderBlocks(lines) {
 }
 
 function startsBlock(line) {
-  return FENCE.test(line) || HEADING.test(line) || QUOTE.test(line) || ITEM.test(line) || RULE.test(line);
+  return (
+    FENCE.test(line) ||
+    HEADING.test(line) ||
+    QUOTE.test(line) ||
+    ITEM.test(line) ||
+    RULE.test(line) ||
+    SUBTEXT.test(line)
+  );
 }
 
 /** One list (nested items are indented under their parent); returns the next line index. */
