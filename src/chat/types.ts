@@ -78,6 +78,8 @@ export interface ButtonClick {
   approvalId: string;
   decision: ApprovalDecision;
   user: ChatUser;
+  /** Why a denial was made (a platform form): reaches the model; ignored for other decisions. */
+  reason?: string;
 }
 
 /** A message the bot posted. */
@@ -97,7 +99,8 @@ export type ApprovalCardState =
       /** Who an "always" covers: the requester (default) or everyone in the thread. */
       scope?: "requester" | "thread";
     }
-  | { kind: "denied"; by: ChatUser; at: number }
+  /** `reason`: what the denier wrote (deny with a reason), shown on the card. */
+  | { kind: "denied"; by: ChatUser; at: number; reason?: string }
   | { kind: "expired"; at: number }
   | { kind: "cancelled"; reason: string };
 

@@ -123,7 +123,12 @@ function fields(card: ApprovalCard, tool: string): APIEmbedField[] {
       return [
         {
           name: "Decision",
-          value: cut(`❌ Denied by ${escapeMarkdown(state.by.name)}, ${at(state.at)}`, LIMITS.field),
+          value: cut(
+            `❌ Denied by ${escapeMarkdown(state.by.name)}, ${at(state.at)}${
+              state.reason ? `\nReason: ${escapeMarkdown(state.reason)}` : ""
+            }`,
+            LIMITS.field,
+          ),
         },
       ];
     case "expired":

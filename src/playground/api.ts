@@ -111,15 +111,20 @@ export class PlaygroundActions {
     await this.serial.run(thread, () => this.inbound.reaction({ thread, messageId, user, emoji, added }));
   }
 
-  /** Clicks an approval card's button; resolves with what only the clicker is told. */
+  /**
+   * Clicks an approval card's button; resolves with what only the clicker is told. A denial may carry a
+   * `reason` (the playground's "Deny with reason…" form), which the model reads.
+   */
   async click(
     threadId: string,
     approvalId: string,
     user: ChatUser,
     decision: ApprovalDecision,
+    reason?: string,
   ): Promise<ButtonReply> {
     await this.requireThread("button", threadId);
-    return this.inbound.button({ thread: playgroundThread(threadId), approvalId, decision, user });
+    const thread = playgroundThread(threadId);
+    return this.inbound.button({ thread, approvalId, decision, user, ...(reason ? { reason } : {}) });
   }
 
   /**

@@ -66,12 +66,17 @@ const bodies = {
   user: z.object({ user }),
   reaction: z.object({ user, emoji: z.string().regex(/^[a-z0-9_+'-]{1,64}$/), added: z.boolean() }),
   // Mirrors ApprovalDecision (APPROVAL_DECISIONS in src/chat); anything else is a 400, never a click.
-  button: z.object({ user, decision: z.enum(["approve", "deny", "always", "alwaysThread"]) }),
+  button: z.object({
+    user,
+    decision: z.enum(["approve", "deny", "always", "alwaysThread"]),
+    reason: z.string().max(500).optional(),
+  }),
 };
 
 const STATIC_FILES: Record<string, string> = {
   "/": "index.html",
   "/static/app.js": "app.js",
+  "/static/a11y.js": "a11y.js",
   "/static/markdown.js": "markdown.js",
   "/static/render.js": "render.js",
   "/static/style.css": "style.css",
@@ -224,7 +229,8 @@ function createRouter(options: PlaygroundServerOptions, hosts: HostAllowlist) {
       /^\/api\/threads\/([^/]+)\/approvals\/([^/]+)$/,
       async (req, [threadId, approvalId]) => {
         const body = bodies.button.parse(await readJson(req));
-        return { reply: await actions.click(threadId!, approvalId!, toUser(body.user), body.decision) };
+        const { decision, reason } = body;
+        return { reply: await actions.click(threadId!, approvalId!, toUser(body.user), decision, reason) };
       },
     ],
   ];

@@ -7,7 +7,8 @@ import { parseUser, type ThreadStore } from "./thread-store.js";
 /** How an approval ended. */
 export type ApprovalVerdict =
   | { kind: "approved"; by: ChatUser | undefined; always: false | "requester" | "thread" }
-  | { kind: "denied"; by: ChatUser | undefined }
+  /** `reason`: what the denier wrote, if anything (reaches the model). */
+  | { kind: "denied"; by: ChatUser | undefined; reason?: string }
   | { kind: "expired" }
   | { kind: "cancelled" }
   /** This run lost its lease while asking: another claim owns the thread now. */
@@ -274,7 +275,12 @@ export class ApprovalGate {
             ...(verdict.always ? { scope: verdict.always } : {}),
           }
         : verdict.kind === "denied"
-          ? { kind: "denied", by: verdict.by ?? unknown, at: now }
+          ? {
+              kind: "denied",
+              by: verdict.by ?? unknown,
+              at: now,
+              ...(verdict.reason ? { reason: verdict.reason } : {}),
+            }
           : verdict.kind === "expired"
             ? { kind: "expired", at: now }
             : { kind: "cancelled", reason: "The run was stopped." };
@@ -321,7 +327,7 @@ function verdictOf(record: Record<string, string>): ApprovalVerdict {
     case "alwaysThread":
       return { kind: "approved", by, always: "thread" };
     case "denied":
-      return { kind: "denied", by };
+      return record.reason ? { kind: "denied", by, reason: record.reason } : { kind: "denied", by };
     case "cancelled":
       return { kind: "cancelled" };
     default:
@@ -340,7 +346,9 @@ export function verdictReason(verdict: ApprovalVerdict): string | undefined {
     case "approved":
       return undefined;
     case "denied":
-      return `Tool call denied by ${verdict.by?.name ?? "a user"}.`;
+      return verdict.reason
+        ? `Tool call denied by ${verdict.by?.name ?? "a user"}: ${verdict.reason}`
+        : `Tool call denied by ${verdict.by?.name ?? "a user"}.`;
     case "expired":
       return "approval timed out";
     case "cancelled":

@@ -195,7 +195,13 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     },
 
     async button(click: ButtonClick): Promise<ButtonReply> {
-      const result = await intake.decide(click.thread, click.approvalId, click.user, click.decision);
+      const result = await intake.decide(
+        click.thread,
+        click.approvalId,
+        click.user,
+        click.decision,
+        click.reason,
+      );
       switch (result.kind) {
         case "accepted":
           return { kind: "none" };

@@ -45,6 +45,9 @@ export type DecideResult =
   | { kind: "expired" }
   | { kind: "unknown" };
 
+/** The longest denial reason kept; a longer one is cut (with "…") before it is stored. */
+export const DENY_REASON_MAX_CHARS = 500;
+
 /** The notice for someone who may not stop a run. */
 export const STOP_REFUSED_TEXT =
   "You can't stop this run: only the person who asked and the configured approvers can.";
@@ -218,15 +221,20 @@ export class Intake {
   /**
    * Records a click on an approval card of `thread`: first valid decision wins; users not allowed change
    * nothing. The record is looked up under the thread's own keys, so a click can only decide a request of
-   * the thread it was made in; only approvers may allow a tool for everyone in the thread.
+   * the thread it was made in; only approvers may allow a tool for everyone in the thread. A denial may
+   * carry a `reason` (trimmed; cut to {@link DENY_REASON_MAX_CHARS}), which the model reads in the error
+   * result: "Tool call denied by Bob: <reason>". Ignored for other decisions.
    */
   async decide(
     thread: ThreadRef,
     approvalId: string,
     user: ChatUser,
     decision: ApprovalDecision,
+    reason?: string,
   ): Promise<DecideResult> {
     const id = encodeThreadId(thread);
+    let why = decision === "deny" ? (reason ?? "").trim() : "";
+    if (why.length > DENY_REASON_MAX_CHARS) why = `${why.slice(0, DENY_REASON_MAX_CHARS - 1)}…`;
     const reply = await this.scripts.decide(id, {
       userId: user.id,
       user: JSON.stringify(user),
@@ -237,6 +245,7 @@ export class Intake {
       threadId: id,
       isApprover: this.config.approvers.includes(user.id) ? 1 : 0,
       retention: this.config.retentionMs,
+      reason: why,
     });
     if (reply.kind === "accepted") return { kind: "accepted", status: reply.status as "approved" };
     if (reply.kind === "already")

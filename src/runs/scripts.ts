@@ -456,12 +456,24 @@ return {'created'}
  * decide → {'unknown'} | {'forbidden'} | {'expired'} | {'already', status, decidedBy} | {'accepted', status}.
  * The record lives under this thread's keys, so a click decides only a request of the thread it was made
  * in. First valid decision wins; only the requester and the approvers may decide, and only approvers may
- * allow a tool for everyone in the thread. "always" allows the tool for the requester in this thread.
+ * allow a tool for everyone in the thread. "always" allows the tool for the requester in this thread. A
+ * denial may carry a `reason` ('' = none), kept in the record for the model.
  */
 export const DECIDE = defineScript({
   name: "tlDecide",
   approval: true,
-  args: ["userId", "user", "decision", "now", "channel", "approvalId", "threadId", "isApprover", "retention"],
+  args: [
+    "userId",
+    "user",
+    "decision",
+    "now",
+    "channel",
+    "approvalId",
+    "threadId",
+    "isApprover",
+    "retention",
+    "reason",
+  ],
   lua: `
 local now = tonumber(A.now)
 if redis.call('EXISTS', K.approval) == 0 then return {'unknown'} end
@@ -484,6 +496,7 @@ local new_status = 'denied'
 if A.decision == 'approve' then new_status = 'approved'
 elseif A.decision == 'always' or A.decision == 'alwaysThread' then new_status = A.decision end
 redis.call('HSET', K.approval, 'status', new_status, 'decidedBy', A.user, 'decidedAt', now)
+if new_status == 'denied' and A.reason ~= '' then redis.call('HSET', K.approval, 'reason', A.reason) end
 redis.call('HDEL', K.pending, A.approvalId)
 if (tonumber(A.retention) or 0) > 0 and redis.call('PTTL', K.approval) < 0 then
   redis.call('PEXPIRE', K.approval, tonumber(A.retention))

@@ -164,6 +164,30 @@ describe("playground HTTP API → ChatInbound", () => {
     });
   });
 
+  it("relays a denial with its reason (the deny-with-reason form); a reason over 500 characters is a 400", async () => {
+    const threadId = await newThread();
+    fixture.inbound.buttonReply = { kind: "none" };
+    const path = `/api/threads/${threadId}/approvals/1-abc`;
+    const before = fixture.inbound.events.length;
+    expect(
+      (await fixture.api("POST", path, { user: ada, decision: "deny", reason: "x".repeat(501) })).status,
+    ).toBe(400);
+    expect(fixture.inbound.events.length).toBe(before);
+    expect(
+      (await fixture.api("POST", path, { user: ada, decision: "deny", reason: "wrong cluster" })).status,
+    ).toBe(200);
+    expect(fixture.inbound.events.at(-1)).toEqual({
+      kind: "button",
+      click: {
+        thread: playgroundThread(threadId),
+        approvalId: "1-abc",
+        decision: "deny",
+        user: ada,
+        reason: "wrong cluster",
+      },
+    });
+  });
+
   it("refuses cross-site, non-JSON, malformed and unknown requests without calling the inbound", async () => {
     const threadId = await newThread();
     const before = fixture.inbound.events.length;

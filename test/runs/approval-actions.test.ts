@@ -214,3 +214,44 @@ describe("reminder and per-tool timeouts", () => {
     expect(reminders()).toEqual([]);
   });
 });
+
+describe("deny with a reason", () => {
+  it("the reason reaches the model in the error result; a click through the gateway carries it too", async () => {
+    const { deploy, runId, thread, card } = await askForDeploy();
+    const gateway = createGateway({ intake: h.intake, outbound: h.chat, config: h.config });
+    expect(
+      await gateway.button({
+        thread,
+        approvalId: card.approvalId,
+        user: bob,
+        decision: "deny",
+        reason: "  wrong cluster, use staging  ",
+      }),
+    ).toEqual({ kind: "none" });
+    await h.runFinished(runId);
+    expect(deploy.calls).toEqual([]);
+    const result = toolResults(h.model.requests[1]!.messages)[0]!;
+    expect(result.isError).toBe(true);
+    expect(result.content).toEqual([
+      { type: "text", text: "Tool call denied by Bob: wrong cluster, use staging" },
+    ]);
+    expect(finalCard(card.approvalId)?.state).toMatchObject({
+      kind: "denied",
+      by: bob,
+      reason: "wrong cluster, use staging",
+    });
+    expect(h.chat.messages(thread).find((m) => m.kind === "approval")?.text).toContain(
+      "Reason: wrong cluster, use staging",
+    );
+  });
+
+  it("a reason longer than 500 characters is cut to 500", async () => {
+    const { runId, thread, card } = await askForDeploy();
+    await h.intake.decide(thread, card.approvalId, bob, "deny", "x".repeat(700));
+    await h.runFinished(runId);
+    const text = (toolResults(h.model.requests[1]!.messages)[0]!.content[0] as { text: string }).text;
+    expect(text).toBe(`Tool call denied by Bob: ${"x".repeat(499)}…`);
+    const record = await h.store.approvalRecord(threadId(thread), card.approvalId);
+    expect(record.reason).toHaveLength(500);
+  });
+});

@@ -211,6 +211,7 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
       lines.push(
         `❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`,
       );
+      if (state.reason) lines.push(`Reason: ${text(state.reason)}`);
       break;
     case "expired":
       lines.push(`⌛ ${bold("Denied")}: approval timed out, ${timestamp(state.at, dialect, "absolute")}`);

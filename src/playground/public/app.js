@@ -281,11 +281,32 @@ function onMessagesClick(event) {
       const { reply } = await api("POST", path, { user, decision: button.dataset.decision });
       if (reply.kind === "notice") toast(reply.text);
     });
+  } else if (button.dataset.denyReason !== undefined) {
+    askDenyReason(button, `${threadPath}/approvals/${encodeURIComponent(button.dataset.approval)}`);
   } else if (button.dataset.edit !== undefined) {
     startEdit(element, message, `${threadPath}/messages/${encodeURIComponent(message.id)}`);
   } else if (button.dataset.delete !== undefined && confirm("Delete this message?")) {
     attempt(() => api("DELETE", `${threadPath}/messages/${encodeURIComponent(message.id)}`, { user }));
   }
+}
+
+// A small form in place of the card's buttons: the reason reaches the model ("Tool call denied by …: <reason>").
+function askDenyReason(button, path) {
+  const row = button.closest(".card-buttons");
+  const form = document.createElement("div");
+  form.className = "edit-box deny-reason";
+  form.innerHTML =
+    '<textarea rows="2" maxlength="500" aria-label="Reason for denying" placeholder="Why? The agent reads this."></textarea><div><button type="button" class="deny">Deny</button><button type="button" class="link">Cancel</button></div>';
+  row.replaceWith(form);
+  const input = form.querySelector("textarea");
+  input.focus();
+  const [deny, cancel] = form.querySelectorAll("button");
+  cancel.onclick = () => form.replaceWith(row);
+  deny.onclick = () =>
+    attempt(async () => {
+      const { reply } = await api("POST", path, { user: state.me, decision: "deny", reason: input.value });
+      if (reply.kind === "notice") toast(reply.text);
+    });
 }
 
 function startEdit(element, message, path) {

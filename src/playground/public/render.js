@@ -79,6 +79,7 @@ function cardHtml(card) {
       html += `<div class="card-buttons">
         <button type="button" class="approve" data-approval="${id}" data-decision="approve">Approve</button>
         <button type="button" class="deny" data-approval="${id}" data-decision="deny">Deny</button>
+        <button type="button" class="link" data-approval="${id}" data-deny-reason>Deny with reason…</button>
         <button type="button" class="always" data-approval="${id}" data-decision="always">Always allow ${tool} for ${escapeHtml(requesterOf(card))} in this thread</button>
       </div>`;
       // The wider grant sits on its own row, styled as secondary (the runs layer accepts it from approvers only).
@@ -97,6 +98,7 @@ function cardHtml(card) {
     }
     case "denied":
       html += `<p class="card-decision">❌ Denied by ${by(s.by)} · ${clock(s.at)}</p>`;
+      if (s.reason) html += `<p class="card-meta">Reason: ${escapeHtml(s.reason)}</p>`;
       break;
     case "expired":
       html += `<p class="card-decision">⌛ Denied: approval timed out · ${clock(s.at)}</p>`;
