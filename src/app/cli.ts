@@ -154,7 +154,14 @@ async function startParts(
       parts.push({ close: (leftMs) => worker.close({ graceMs: graceFor(leftMs) }) });
     }
     if (roles.gateway) {
-      const platforms = await createPlatforms({ env, redis, log, role: "gateway", config });
+      const platforms = await createPlatforms({
+        env,
+        redis,
+        log,
+        role: "gateway",
+        config,
+        observer: metrics.platformObserver(),
+      });
       if (platforms.length === 0)
         log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
       parts.push(await startGatewayProcess({ env, log, platforms, config: settings, redis }));

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { RunObserver } from "../runs/index.js";
+import type { PlatformObserver } from "./platforms.js";
 
 /** What the run gauges read when `/metrics` is scraped: the runs a worker process is executing now. */
 export interface RunsSampler {
@@ -85,6 +86,12 @@ export class Metrics {
     labelNames: ["model"] as const,
     registers: [this.registry],
   });
+  readonly feedback = new Counter({
+    name: "threadline_feedback_total",
+    help: "Feedback clicks on answers, by platform and value (positive, negative)",
+    labelNames: ["platform", "value"] as const,
+    registers: [this.registry],
+  });
   private sampler: RunsSampler | undefined;
   private readonly modelLabels = new Set<string>();
   readonly runsActive = new Gauge({
@@ -162,6 +169,14 @@ export class Metrics {
         this.approvals.inc({ decision });
         this.approvalWait.observe(ms / 1000);
       },
+    };
+  }
+
+  /** A platform observer (the gateway's adapters) that records into these metrics. */
+  platformObserver(): PlatformObserver {
+    return {
+      feedback: (platform, value) =>
+        this.feedback.inc({ platform, value: value === "positive" ? "positive" : "negative" }),
     };
   }
 

@@ -14,6 +14,14 @@ export interface PlatformDeps {
   role: "gateway" | "worker";
   /** The runs settings (reaction names the gateway watches). */
   config: RunsConfig;
+  /** What the adapters report besides runs (the gateway's feedback clicks). */
+  observer?: PlatformObserver;
+}
+
+/** Events of the chat adapters worth counting. Members must not throw. */
+export interface PlatformObserver {
+  /** A user gave feedback on an answer (`positive` / `negative`). */
+  feedback?(platform: Platform, value: string): void;
 }
 
 /**

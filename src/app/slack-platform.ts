@@ -1,5 +1,6 @@
-import type { ChatPlatform } from "../chat/index.js";
+import { type ChatPlatform, threadId } from "../chat/index.js";
 import { createNodeHttpFetch } from "../llm/index.js";
+import { ThreadStore } from "../runs/index.js";
 import {
   createRedisRateLimiter,
   createSlackPlatform,
@@ -13,8 +14,16 @@ import type { PlatformDeps } from "./platforms.js";
  * The Slack adapter from the environment: bot token, Socket Mode or signed HTTP events (gateway), Redis-shared
  * method budgets, access lists and the reactions the gateway watches.
  */
-export function slackPlatform({ env, redis, log, role, config }: PlatformDeps): ChatPlatform | undefined {
+export function slackPlatform({
+  env,
+  redis,
+  log,
+  role,
+  config,
+  observer,
+}: PlatformDeps): ChatPlatform | undefined {
   if (!env.SLACK_BOT_TOKEN) return undefined;
+  const store = new ThreadStore(redis, env.THREADLINE_PREFIX);
   const options: SlackPlatformOptions = {
     botToken: env.SLACK_BOT_TOKEN,
     rateLimiter: createRedisRateLimiter({ redis, prefix: env.THREADLINE_PREFIX }),
@@ -22,6 +31,10 @@ export function slackPlatform({ env, redis, log, role, config }: PlatformDeps): 
     fetch: createNodeHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
     recipients: redisRecipientStore(redis, env.THREADLINE_PREFIX),
     streaming: env.SLACK_STREAMING,
+    feedback: env.SLACK_FEEDBACK,
+    // Asked when a run's status first shows: the worker holds the thread then, so its run is the active one.
+    runIdOf: (thread) => store.activeRun(threadId(thread)),
+    onFeedback: (feedback) => observer?.feedback?.("slack", feedback.value),
     access: {
       teams: env.SLACK_ALLOWED_TEAMS,
       channels: env.SLACK_ALLOWED_CHANNELS,

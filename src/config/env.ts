@@ -132,6 +132,8 @@ export const envSchema = z.object({
   SLACK_ALLOWED_BOTS: idList,
   SLACK_DIRECT_MESSAGES: flag(true),
   SLACK_STREAMING: flag(true),
+  /** 👍 / 👎 feedback buttons under each answer (Block Kit `feedback_buttons`). */
+  SLACK_FEEDBACK: flag(true),
   THREADLINE_APPROVERS: idList,
   THREADLINE_APPROVAL_TIMEOUT_MS: positiveInt(600_000, "600000"),
   THREADLINE_REACTIONS: reactionNames,

@@ -5,6 +5,7 @@ import {
   type IncomingMessage,
   type ThreadRef,
   ThreadSerial,
+  threadId,
 } from "../chat/index.js";
 import { normalizeApiUrl, type SlackApi } from "./api.js";
 import { parseApprovalAction } from "./approval-blocks.js";
@@ -24,6 +25,7 @@ import {
   tsToMs,
   withoutBotMention,
 } from "./events.js";
+import { FEEDBACK_ACTION_ID, type FeedbackValue, parseFeedbackAction } from "./feedback-blocks.js";
 import { threadHistory } from "./history.js";
 import { ExpiringMap, ThreadLookup, UserNames } from "./lookups.js";
 import {
@@ -57,7 +59,20 @@ export interface SlackInboundOptions {
   /** Reaction names worth resolving (others are dropped early); all when undefined. */
   watchedReactions?: string[];
   recipients?: RecipientStore;
+  /** Called once per recorded 👍 / 👎 click (after its log line); must not throw. */
+  onFeedback?: (feedback: SlackFeedback) => void;
   log?: SlackLogger;
+}
+
+/** One feedback click on an answer, as recorded. */
+export interface SlackFeedback {
+  thread: ThreadRef;
+  /** The message the buttons are on. */
+  messageTs: string;
+  /** The run whose answer it is, when the buttons name it. */
+  runId: string | undefined;
+  userId: string;
+  value: FeedbackValue;
 }
 
 type Body = { team_id?: string; event_id?: string };
@@ -80,6 +95,7 @@ type ActionBody = {
   container?: { channel_id?: string; thread_ts?: string; message_ts?: string };
   message?: { ts?: string; thread_ts?: string };
 };
+type ActionPayload = { action_id?: string; block_id?: string; value?: string };
 
 /** HTTP mode: answer non-2xx after this long if the event is not stored yet (Slack waits 3 s). */
 const HTTP_ACK_DEADLINE_MS = 2500;
@@ -105,6 +121,8 @@ export class SlackInbound {
   /** Handling of an event id / a message, in flight or done (a rejected one is forgotten, to be retried). */
   private readonly seenEvents = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
   private readonly seenMessages = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
+  /** The feedback each user last gave on each message: a repeated click is not recorded again. */
+  private readonly feedbackGiven = new ExpiringMap<FeedbackValue>(20_000, 24 * 60 * 60 * 1000);
 
   constructor(private readonly options: SlackInboundOptions) {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
@@ -165,8 +183,10 @@ export class SlackInbound {
     );
     app.action(/^threadline:/, async ({ ack, body, action }) => {
       await ack();
-      const actionId = (action as { action_id?: string }).action_id ?? "";
-      await guard("button", () => this.onButton(inbound, body as ActionBody, actionId));
+      const payload = action as ActionPayload;
+      const actionId = payload.action_id ?? "";
+      if (actionId === FEEDBACK_ACTION_ID) this.onFeedback(body as ActionBody, payload);
+      else await guard("button", () => this.onButton(inbound, body as ActionBody, actionId));
     });
     this.app = app;
     if (this.options.connection.mode === "http") await app.start(this.options.connection.port);
@@ -354,6 +374,40 @@ export class SlackInbound {
         added,
       }),
     );
+  }
+
+  /**
+   * A 👍 / 👎 click: one log line (thread, run, user, value) and `onFeedback`, once per user, message and
+   * value — Slack sends a click again when the user clicks again, which is neither an error nor new
+   * feedback; changing one's mind is recorded. Nothing is posted back.
+   */
+  private onFeedback(body: ActionBody, action: ActionPayload): void {
+    const parsed = parseFeedbackAction(action);
+    const userId = body.user?.id;
+    const team = body.team?.id ?? body.user?.team_id ?? "";
+    const channel = body.channel?.id ?? body.container?.channel_id ?? "";
+    const messageTs = body.container?.message_ts ?? body.message?.ts;
+    const threadTs = body.message?.thread_ts ?? body.container?.thread_ts ?? messageTs;
+    if (!parsed || !userId || !channel || !threadTs || !messageTs) return;
+    const { access } = this.options;
+    if (!placeAllowed(team, channel, isDirectChannel(channel), access) || !allowed(access.users, userId))
+      return;
+    const key = `${team}:${channel}:${messageTs}:${userId}`;
+    if (this.feedbackGiven.get(key) === parsed.value) {
+      this.log.debug?.({ channel, messageTs, user: userId }, "slack: the same feedback again; not recorded");
+      return;
+    }
+    this.feedbackGiven.set(key, parsed.value);
+    const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: threadTs };
+    this.log.info(
+      { thread: threadId(thread), run: parsed.runId ?? null, user: userId, value: parsed.value, messageTs },
+      "slack: answer feedback",
+    );
+    try {
+      this.options.onFeedback?.({ thread, messageTs, runId: parsed.runId, userId, value: parsed.value });
+    } catch (err) {
+      this.log.warn({ err }, "slack: the feedback observer failed");
+    }
   }
 
   private async onButton(inbound: ChatInbound, body: ActionBody, actionId: string): Promise<void> {

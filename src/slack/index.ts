@@ -10,7 +10,13 @@ export {
   approvalBlocks,
   parseApprovalAction,
 } from "./approval-blocks.js";
-export type { SlackConnection } from "./inbound.js";
+export {
+  FEEDBACK_ACTION_ID,
+  type FeedbackValue,
+  feedbackBlock,
+  parseFeedbackAction,
+} from "./feedback-blocks.js";
+export type { SlackConnection, SlackFeedback } from "./inbound.js";
 export { OPEN_ACCESS, type SlackAccess, type SlackLogger } from "./options.js";
 export { SLACK_LIMITS, SlackOutbound, type SlackOutboundOptions } from "./outbound.js";
 export { createSlackPlatform, type SlackPlatformOptions } from "./platform.js";

@@ -145,10 +145,15 @@ export class NativeReply {
     }
   }
 
-  /** Stops the open stream (closing an open code block), leaving the session in `status`. Never rejects. */
-  async stop(status: SessionStatus): Promise<void> {
+  /**
+   * Stops the open stream (closing an open code block), leaving the session in `status`, with `blocks` at
+   * the bottom of its message. Never rejects. True when the stream was open and Slack took the stop (so
+   * the blocks are shown).
+   */
+  async stop(status: SessionStatus, blocks?: (ts: string) => Record<string, unknown>[]): Promise<boolean> {
     const segment = this.segments.at(-1);
-    if (segment?.open) await this.close(segment, status);
+    if (!segment?.open) return false;
+    return this.close(segment, status, blocks?.(segment.ts));
   }
 
   /**
@@ -254,7 +259,11 @@ export class NativeReply {
     return rest.slice(piece.length);
   }
 
-  private async close(segment: Segment, status: SessionStatus): Promise<void> {
+  private async close(
+    segment: Segment,
+    status: SessionStatus,
+    blocks?: Record<string, unknown>[],
+  ): Promise<boolean> {
     segment.open = false;
     const args: Record<string, unknown> = {
       channel: this.options.thread.channel,
@@ -262,14 +271,17 @@ export class NativeReply {
       session_status: status,
     };
     if (openFence(this.markdown) !== undefined) args.markdown_text = "\n```";
+    if (blocks !== undefined) args.blocks = blocks;
     try {
       await this.options.api.call("chat.stopStream", this.scope(), args);
+      return true;
     } catch (err) {
       // A stream Slack already ended keeps what it accepted; nothing is lost.
       this.options.log.info(
         { team: this.options.thread.workspace, ts: segment.ts, code: errorCode(err) },
         "slack: could not stop a stream",
       );
+      return false;
     }
   }
 

@@ -8,6 +8,7 @@ import type {
 } from "../chat/index.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
+import { feedbackBlock } from "./feedback-blocks.js";
 import {
   type AnchoredTask,
   NativeReply,
@@ -59,7 +60,25 @@ export interface SlackOutboundOptions {
    * Default 90 s.
    */
   statusRefreshMs?: number;
+  /** 👍 / 👎 feedback buttons under the last message of each run's answer. Default `true`. */
+  feedback?: boolean;
+  /**
+   * The id of the run now active in `thread`, asked once when a run's status first shows (the worker
+   * holds the thread then); it names the run in the feedback buttons. Default: unknown.
+   */
+  runIdOf?: (thread: ThreadRef) => Promise<string | undefined>;
 }
+
+/** The last reply message posted in a thread during a run, as last sent. */
+interface LastReply {
+  id: string;
+  text: string;
+  /** A native stream (possibly continued in more messages); else one message posted and edited. */
+  streamed: boolean;
+}
+
+/** Section text limit (https://docs.slack.dev/reference/block-kit/blocks/section-block): longer goes in a markdown block. */
+const SECTION_TEXT_MAX = 3000;
 
 /** Statuses are refreshed for at most this long without a change (a run that never cleared its status). */
 const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
@@ -104,6 +123,12 @@ export class SlackOutbound implements ChatOutbound {
   private readonly refreshers = new Map<string, NodeJS.Timeout>();
   /** Recipients looked up ahead of the first post of a run (keyed by thread), off the critical path. */
   private readonly pendingRecipients = new Map<string, Promise<string | undefined>>();
+  /** The last reply message of the thread's current run, by thread. */
+  private readonly lastReplies = new Map<string, LastReply>();
+  /** The active run's id, asked at the run's first status, by thread. */
+  private readonly runIds = new Map<string, Promise<string | undefined>>();
+  private readonly feedback: boolean;
+  private readonly runIdOf: ((thread: ThreadRef) => Promise<string | undefined>) | undefined;
 
   constructor(options: SlackOutboundOptions) {
     this.api = options.api;
@@ -114,12 +139,17 @@ export class SlackOutbound implements ChatOutbound {
     this.streamLimits = { ...SLACK_STREAM_LIMITS, ...options.streamLimits };
     this.now = options.now ?? Date.now;
     this.statusRefreshMs = options.statusRefreshMs ?? 90_000;
+    this.feedback = options.feedback ?? true;
+    this.runIdOf = options.runIdOf;
   }
 
   async post(thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage> {
     await this.stopStreams(thread, "processing");
     const streamed = await this.startStream(thread, streamContent(text, parts));
-    if (streamed !== undefined) return { id: streamed };
+    if (streamed !== undefined) {
+      this.lastReplies.set(threadKey(thread), { id: streamed, text, streamed: true });
+      return { id: streamed };
+    }
     const result = await this.api.call("chat.postMessage", scope(thread), {
       channel: thread.channel,
       thread_ts: thread.thread,
@@ -127,10 +157,13 @@ export class SlackOutbound implements ChatOutbound {
       unfurl_links: false,
       unfurl_media: false,
     });
+    this.lastReplies.set(threadKey(thread), { id: String(result.ts), text, streamed: false });
     return { id: String(result.ts) };
   }
 
   async edit(thread: ThreadRef, messageId: string, text: string, parts?: ReplyPart[]): Promise<void> {
+    const last = this.lastReplies.get(threadKey(thread));
+    if (last?.id === messageId) last.text = text;
     const reply = this.streams.get(messageId);
     if (reply !== undefined) {
       const { markdown, tasks } = streamContent(text, parts);
@@ -143,12 +176,14 @@ export class SlackOutbound implements ChatOutbound {
       await reply.stop("processing");
       await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
       for (const ts of reply.messageTs.slice(1)) await this.deleteMessage(thread, ts);
+      if (last?.id === messageId) last.streamed = false;
       return;
     }
     await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
   }
 
   async delete(thread: ThreadRef, messageId: string): Promise<void> {
+    if (this.lastReplies.get(threadKey(thread))?.id === messageId) this.lastReplies.delete(threadKey(thread));
     const reply = this.streams.get(messageId);
     this.streams.delete(messageId);
     await reply?.stop("processing");
@@ -183,13 +218,19 @@ export class SlackOutbound implements ChatOutbound {
     // The end of a run clears the status: the moment to close streams that are still open.
     if (status === null) {
       this.pendingRecipients.delete(key);
-      await this.stopStreams(thread, "active");
+      await this.endReply(thread);
       // Only a session this process moved on (a run it showed) is set back to active.
       if (this.sessions.has(key)) await this.setSession(thread, "active");
       this.sessions.delete(key);
     } else {
       // A run starts: look the stream recipient up now, so the first post does not wait for it.
       this.prefetchRecipient(thread);
+      if (this.runIdOf && !this.runIds.has(key)) {
+        this.runIds.set(
+          key,
+          this.runIdOf(thread).catch(() => undefined),
+        );
+      }
       if (this.sessions.get(key) !== "processing") await this.setSession(thread, "processing");
       this.keepAlive(thread, status);
     }
@@ -351,6 +392,49 @@ export class SlackOutbound implements ChatOutbound {
     const pending = this.pendingRecipients.get(key);
     this.pendingRecipients.delete(key);
     return pending ?? this.recipients?.get(thread).catch(() => undefined) ?? Promise.resolve(undefined);
+  }
+
+  /**
+   * The run ended: its open streams are stopped (session `active`), the last message of its answer with
+   * the feedback buttons at the bottom — in `chat.stopStream` for a stream still open, with a final
+   * `chat.update` for a message that was posted and edited (its text then in a section or markdown block,
+   * as blocks replace the text). A stream that Slack already ended gets none. Never rejects.
+   */
+  private async endReply(thread: ThreadRef): Promise<void> {
+    const key = threadKey(thread);
+    const last = this.lastReplies.get(key);
+    const runId = this.runIds.get(key);
+    this.lastReplies.delete(key);
+    this.runIds.delete(key);
+    if (!this.feedback || last === undefined) {
+      await this.stopStreams(thread, "active");
+      return;
+    }
+    const run = await runId;
+    const blocks = (ts: string) => [feedbackBlock(run, ts)];
+    const open = [...this.streams].filter(([, reply]) => sameThread(reply.options.thread, thread));
+    for (const [id] of open) this.streams.delete(id);
+    await Promise.all(
+      open.map(([id, reply]) => reply.stop("active", last.streamed && id === last.id ? blocks : undefined)),
+    );
+    if (last.streamed) return;
+    const body =
+      [...last.text].length <= SECTION_TEXT_MAX
+        ? { type: "section", text: { type: "mrkdwn", text: last.text } }
+        : { type: "markdown", text: mrkdwnToStreamMarkdown(last.text) };
+    try {
+      await this.api.call("chat.update", scope(thread), {
+        channel: thread.channel,
+        ts: last.id,
+        text: last.text,
+        blocks: [body, ...blocks(last.id)],
+      });
+    } catch (err) {
+      this.log.warn(
+        { team: thread.workspace, code: errorCode(err) },
+        "slack: could not add the feedback buttons",
+      );
+    }
   }
 
   /** Stops the thread's open streams, leaving its session in `status`. Never rejects. */

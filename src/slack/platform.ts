@@ -1,7 +1,7 @@
 import type { RetryOptions, WebClientOptions } from "@slack/web-api";
-import type { ChatInbound, ChatPlatform } from "../chat/index.js";
+import type { ChatInbound, ChatPlatform, ThreadRef } from "../chat/index.js";
 import { createSlackClient, SlackApi } from "./api.js";
-import { type SlackConnection, SlackInbound } from "./inbound.js";
+import { type SlackConnection, type SlackFeedback, SlackInbound } from "./inbound.js";
 import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } from "./options.js";
 import { SlackOutbound } from "./outbound.js";
 import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
@@ -35,6 +35,12 @@ export interface SlackPlatformOptions {
    * less CPU per call than Node's global `fetch`). Default: the global `fetch`.
    */
   fetch?: WebClientOptions["fetch"];
+  /** 👍 / 👎 buttons under each run's answer. Default `true`. */
+  feedback?: boolean;
+  /** The gateway calls it once per recorded feedback click (after logging it); must not throw. */
+  onFeedback?: (feedback: SlackFeedback) => void;
+  /** The run now active in a thread (workers), to name it in the feedback buttons. Default: unknown. */
+  runIdOf?: (thread: ThreadRef) => Promise<string | undefined>;
   log?: SlackLogger;
 }
 
@@ -54,6 +60,8 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
   const outboundOptions: ConstructorParameters<typeof SlackOutbound>[0] = { api, log };
   if (options.streaming !== undefined) outboundOptions.streaming = options.streaming;
   if (options.recipients !== undefined) outboundOptions.recipients = options.recipients;
+  if (options.feedback !== undefined) outboundOptions.feedback = options.feedback;
+  if (options.runIdOf !== undefined) outboundOptions.runIdOf = options.runIdOf;
   const outbound = new SlackOutbound(outboundOptions);
   let inbound: SlackInbound | undefined;
   return {
@@ -73,6 +81,7 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
       if (options.apiUrl !== undefined) inboundOptions.apiUrl = options.apiUrl;
       if (options.watchedReactions !== undefined) inboundOptions.watchedReactions = options.watchedReactions;
       if (options.recipients !== undefined) inboundOptions.recipients = options.recipients;
+      if (options.onFeedback !== undefined) inboundOptions.onFeedback = options.onFeedback;
       inbound = new SlackInbound(inboundOptions);
       await inbound.start(target);
     },

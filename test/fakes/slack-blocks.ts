@@ -10,7 +10,13 @@
  * - a button's `text` is plain_text ≤ 75, `action_id` ≤ 255 and unique in the message, `value` ≤ 2000,
  *   `style` only `primary` or `danger` (https://docs.slack.dev/reference/block-kit/block-elements/button-element);
  * - a confirmation dialog's `title` ≤ 100, `text` ≤ 300, `confirm` and `deny` ≤ 30, all present
- *   (https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object).
+ *   (https://docs.slack.dev/reference/block-kit/composition-objects/confirmation-dialog-object);
+ * - a `context_actions` block holds 1 to 5 `feedback_buttons` / `icon_button` elements
+ *   (https://docs.slack.dev/reference/block-kit/blocks/context-actions-block); `feedback_buttons` has an
+ *   `action_id` and a `positive_button` and `negative_button`, each a plain_text `text` and a `value`
+ *   (https://docs.slack.dev/tools/node-slack-sdk/reference/web-api/interfaces/FeedbackButtons; the
+ *   fake applies the button element's text and value limits to them);
+ * - a `markdown` block's text ≤ 12,000 (https://docs.slack.dev/reference/block-kit/blocks/markdown-block).
  * Lengths are counted in characters (code points).
  */
 export function blockErrors(blocks: unknown[]): string[] {
@@ -28,6 +34,11 @@ export function blockErrors(blocks: unknown[]): string[] {
     tooLong(errors, `${where}/block_id`, block.block_id, 255);
     unique(blockIds, block.block_id, `${where}/block_id`);
     if (block.type === "section") tooLong(errors, `${where}/text`, textOf(block.text), 3000);
+    if (block.type === "markdown") {
+      if (typeof block.text !== "string") errors.push(`${where}/text: required`);
+      tooLong(errors, `${where}/text`, block.text, 12_000);
+    }
+    if (block.type === "context_actions") contextActionsErrors(errors, where, block, actionIds, unique);
     if (block.type !== "actions") return;
     const elements = Array.isArray(block.elements) ? (block.elements as Record<string, unknown>[]) : [];
     if (elements.length === 0 || elements.length > 25) errors.push(`${where}/elements: 1 to 25 elements`);
@@ -45,6 +56,39 @@ export function blockErrors(blocks: unknown[]): string[] {
     });
   });
   return errors;
+}
+
+function contextActionsErrors(
+  errors: string[],
+  where: string,
+  block: Record<string, unknown>,
+  actionIds: Set<string>,
+  unique: (seen: Set<string>, id: unknown, where: string) => void,
+): void {
+  const elements = Array.isArray(block.elements) ? (block.elements as Record<string, unknown>[]) : [];
+  if (elements.length === 0 || elements.length > 5) errors.push(`${where}/elements: 1 to 5 elements`);
+  elements.forEach((element, position) => {
+    const at = `${where}/elements/${position}`;
+    if (element.type !== "feedback_buttons" && element.type !== "icon_button") {
+      errors.push(`${at}/type: must be feedback_buttons or icon_button`);
+      return;
+    }
+    if (element.type !== "feedback_buttons") return;
+    if (typeof element.action_id !== "string") errors.push(`${at}/action_id: required`);
+    tooLong(errors, `${at}/action_id`, element.action_id, 255);
+    unique(actionIds, element.action_id, `${at}/action_id`);
+    for (const side of ["positive_button", "negative_button"] as const) {
+      const button = element[side] as Record<string, unknown> | undefined;
+      if (button === undefined) {
+        errors.push(`${at}/${side}: required`);
+        continue;
+      }
+      plainText(errors, `${at}/${side}/text`, button.text, 75);
+      if (typeof button.value !== "string") errors.push(`${at}/${side}/value: required`);
+      tooLong(errors, `${at}/${side}/value`, button.value, 2000);
+      tooLong(errors, `${at}/${side}/accessibility_label`, button.accessibility_label, 75);
+    }
+  });
 }
 
 function confirmErrors(errors: string[], where: string, raw: unknown): void {

@@ -253,6 +253,38 @@ export class FakeSlackServer {
     );
     const button = buttons.find((element) => String(element.action_id ?? "").startsWith(actionPrefix));
     if (!button) throw new Error(`fake Slack: no button ${actionPrefix}… on message ${message.ts}`);
+    return this.blockActions(user, message, { ...button, type: "button", action_ts: this.store.nextTs() });
+  }
+
+  /**
+   * A user clicks 👍 (`positive`) or 👎 (`negative`) of the `feedback_buttons` on a message (its blocks,
+   * or those `chat.stopStream` put at its bottom). Slack sends a `block_actions` payload whose action is
+   * the element's `action_id`, the block's `block_id` and the clicked button's `value` and `text`
+   * (https://docs.slack.dev/tools/bolt-js/reference/interfaces/FeedbackButtonsAction); every click is
+   * sent, a repeated one included.
+   * @throws Error when the message shows no feedback buttons (there would be nothing to click).
+   */
+  clickFeedback(user: string, message: FakeMessage, side: "positive" | "negative"): Delivery {
+    const blocks = [...(message.blocks ?? []), ...(message.footerBlocks ?? [])] as Record<string, unknown>[];
+    for (const block of blocks) {
+      if (block.type !== "context_actions") continue;
+      const elements = (block.elements ?? []) as Record<string, unknown>[];
+      const element = elements.find((candidate) => candidate.type === "feedback_buttons");
+      if (!element) continue;
+      const button = element[`${side}_button`] as { text?: unknown; value?: unknown };
+      return this.blockActions(user, message, {
+        type: "feedback_buttons",
+        action_id: element.action_id,
+        block_id: block.block_id,
+        value: button.value,
+        text: button.text,
+        action_ts: this.store.nextTs(),
+      });
+    }
+    throw new Error(`fake Slack: no feedback buttons on message ${message.ts}`);
+  }
+
+  private blockActions(user: string, message: FakeMessage, action: Record<string, unknown>): Delivery {
     return this.delivery.deliver("interactive", {
       type: "block_actions",
       user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: this.config.teamId },
@@ -274,10 +306,10 @@ export class FakeSlackServer {
         text: message.text,
         ts: message.ts,
         ...thread(message),
-        blocks: message.blocks,
+        blocks: [...(message.blocks ?? []), ...(message.footerBlocks ?? [])],
       },
       response_url: `${this.apiUrl}response_url`,
-      actions: [{ ...button, type: "button", action_ts: this.store.nextTs() }],
+      actions: [action],
     });
   }
 

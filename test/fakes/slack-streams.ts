@@ -1,3 +1,4 @@
+import { blockErrors } from "./slack-blocks.js";
 import type { FakeMessage, FakeSession } from "./slack-store.js";
 import type { ApiReply, WebApiContext } from "./slack-web-api.js";
 
@@ -165,6 +166,11 @@ export function stopStream(
   if (!streamOpen(message, ctx.clock)) return fail("message_not_in_streaming_state");
   const status = args.session_status === undefined ? "active" : String(args.session_status);
   if (!SESSION_STATUSES.has(status)) return fail("invalid_arguments");
+  // Blocks "appended to the end of the message" are validated like any message's (invalid_blocks).
+  if (args.blocks !== undefined) {
+    const errors = Array.isArray(args.blocks) ? blockErrors(args.blocks) : ["blocks: must be a list"];
+    if (errors.length > 0) return { ok: false, error: "invalid_blocks", errors } as ApiReply;
+  }
   const text = addedText(args, message);
   if (typeof text !== "string") return text;
   const refused = accept(ctx, message, text);

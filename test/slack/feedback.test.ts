@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textReply } from "../fakes/openai-server.js";
+import type { FakeMessage } from "../fakes/slack-server.js";
+import { ALICE, BOB, SlackE2E } from "./e2e-harness.js";
+
+/** A context_actions block as the tests read it. */
+interface FeedbackBlock {
+  type: string;
+  block_id: string;
+  elements: { type: string; positive_button: { value: string }; negative_button: { value: string } }[];
+}
+
+const feedbackOf = (message: FakeMessage): FeedbackBlock | undefined =>
+  ([...(message.blocks ?? []), ...(message.footerBlocks ?? [])] as FeedbackBlock[]).find(
+    (block) => block.type === "context_actions",
+  );
+
+/**
+ * 👍 / 👎 under a finished answer (Block Kit `feedback_buttons`,
+ * https://docs.slack.dev/reference/block-kit/blocks/context-actions-block), with the real gateway and
+ * worker processes: in `chat.stopStream`'s blocks when the answer streamed, in the final `chat.update`
+ * when it was posted and edited; a click is one log line naming thread, run, user and value, and a
+ * repeated click is neither recorded again nor answered with an error.
+ */
+describe.each([
+  { name: "native stream", streaming: true },
+  { name: "post and edit", streaming: false },
+])("feedback buttons ($name)", ({ streaming }) => {
+  let e2e: SlackE2E;
+  beforeAll(async () => {
+    e2e = await SlackE2E.start({ slack: { streaming } });
+  }, 60_000);
+  afterAll(async () => {
+    await e2e?.close();
+  });
+
+  it("puts them under the last message of the answer and records each click once", async () => {
+    const tag = e2e.tag(textReply("The answer is *42*.", { pieceSize: 5 }));
+    const mention = e2e.mention(tag, "what is the answer?");
+    await e2e.waitForRunsEnded(mention);
+    const answer = await e2e.slack.store.waitFor("feedback buttons", () =>
+      e2e.botMessages(mention).find((message) => feedbackOf(message) !== undefined),
+    );
+    // Only the answer's last message carries them, and its text is still shown.
+    expect(e2e.botMessages(mention).filter((message) => feedbackOf(message))).toHaveLength(1);
+    expect(answer).toBe(e2e.botMessages(mention).at(-1));
+    expect(answer.text).toContain("42");
+    // Posted and edited: blocks replace the text, so the answer is repeated in a section above the buttons.
+    if (!streaming)
+      expect(answer.blocks?.[0]).toEqual({ type: "section", text: { type: "mrkdwn", text: answer.text } });
+    const block = feedbackOf(answer)!;
+    expect(block.elements[0]?.type).toBe("feedback_buttons");
+    const runId = String(e2e.worker.logs("run finished")[0]?.runId);
+    expect(block.block_id).toContain(runId);
+
+    await e2e.slack.clickFeedback(ALICE, answer, "positive").ack;
+    await e2e.slack.clickFeedback(ALICE, answer, "positive").ack;
+    await e2e.slack.clickFeedback(BOB, answer, "negative").ack;
+    await e2e.slack.clickFeedback(ALICE, answer, "negative").ack;
+    const recorded = () => e2e.gateway.logs("slack: answer feedback");
+    await e2e.until("four clicks handled", async () => recorded().length >= 3);
+    // The gateway handles clicks in order: one more click proves the repeated one was skipped, not late.
+    await e2e.slack.clickFeedback(BOB, answer, "positive").ack;
+    await e2e.until("the last click recorded", async () => recorded().length >= 4);
+    expect(recorded().map((line) => [line.user, line.value])).toEqual([
+      [ALICE, "positive"],
+      [BOB, "negative"],
+      [ALICE, "negative"],
+      [BOB, "positive"],
+    ]);
+    for (const line of recorded()) {
+      expect(line.run).toBe(runId);
+      expect(line.thread).toBe(`slack:${e2e.slack.config.teamId}:${mention.channel}:${mention.ts}`);
+    }
+    // Clicking twice is no error: nobody is told anything.
+    expect(e2e.slack.store.ephemerals).toEqual([]);
+  });
+});
