@@ -31,7 +31,7 @@ import { SpendLedger } from "./spend.js";
 import { SpendMeter } from "./spend-meter.js";
 import type { StartReply, ThreadScripts } from "./thread-scripts.js";
 import { parseMeta, parseTranscript, parseUser, ThreadStore } from "./thread-store.js";
-import { createToolApproval } from "./tool-approval.js";
+import { createToolApproval, type ToolApprovalHook } from "./tool-approval.js";
 import { limitToolResults } from "./tool-result-limit.js";
 import { RunTracer } from "./tracing.js";
 import { type DrainKind, TranscriptSink } from "./transcript-sink.js";
@@ -94,6 +94,7 @@ export class RunSession {
   private lease: Lease | undefined;
   private sink: TranscriptSink | undefined;
   private gate: ApprovalGate | undefined;
+  private approvals: ToolApprovalHook | undefined;
   private renderer: ReturnType<typeof createRunRenderer> | undefined;
   /** Steering messages the start script drained: the answer to the first steering poll. */
   private startSteering: AgentMessage[] | undefined;
@@ -155,6 +156,9 @@ export class RunSession {
     } finally {
       for (const cleanup of cleanups.splice(0)) cleanup();
     }
+    // Cards shown ahead for calls the loop never made (e.g. refused by the loop guard) would wait forever.
+    const resumable = outcome.kind === "lost" || outcome.kind === "interrupted";
+    if (!resumable && !(outcome.kind === "failed" && !outcome.final)) this.approvals?.withdrawUnclaimed();
     try {
       await this.end(outcome, workerSignal);
     } finally {
@@ -270,6 +274,14 @@ export class RunSession {
       onError: (err, operation) =>
         this.log.warn({ ...this.fields, err, operation }, "approval card update failed"),
     });
+    this.approvals = createToolApproval({
+      tools,
+      ctx,
+      gate: this.gate,
+      transcript: sink.messages,
+      store: this.store,
+      observer: this.tracer.observe(this.observer),
+    });
     const loopConfig: AgentLoopConfig = {
       ...setup.streamOptions,
       model: setup.model,
@@ -279,17 +291,7 @@ export class RunSession {
       getFollowUpMessages: () => this.drain("followUp", config.followUpMode === "all" ? "all" : "one"),
       interrupts: this.interrupts.source,
       beforeToolCall: this.tracer.wrapBeforeToolCall(
-        chainBeforeToolCall(
-          (call) => this.loopGuard.beforeToolCall(call),
-          createToolApproval({
-            tools,
-            ctx,
-            gate: this.gate,
-            transcript: sink.messages,
-            store: this.store,
-            observer: this.tracer.observe(this.observer),
-          }),
-        ),
+        chainBeforeToolCall((call) => this.loopGuard.beforeToolCall(call), this.approvals),
       ),
       shouldStopAfterTurn: () => this.budgetExceeded(),
     };

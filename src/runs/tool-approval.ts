@@ -28,6 +28,15 @@ function timeoutOf(tool: RunTool | undefined): { timeoutMs?: number | "none" } {
   return tool?.approvalTimeoutMs === undefined ? {} : { timeoutMs: tool.approvalTimeoutMs };
 }
 
+/** The approval hook, and how to withdraw the cards it opened ahead once the run is over. */
+export type ToolApprovalHook = NonNullable<AgentLoopConfig["beforeToolCall"]> & {
+  /**
+   * Withdraws (as cancelled) every card opened ahead that the loop never asked for — call it when the run
+   * ends for good (not when it is left to be resumed: the resumed run finds those cards). Idempotent.
+   */
+  withdrawUnclaimed(): void;
+};
+
 /** A card shown ahead of its call's turn in the batch: its verdict, and how to withdraw it if never asked. */
 interface Opened {
   verdict: Promise<ApprovalVerdict>;
@@ -44,9 +53,7 @@ interface Opened {
  * decided on its own. A card whose call the loop then never prepares (an abort, a loop-guard block) is
  * withdrawn as cancelled when the loop moves past it.
  */
-export function createToolApproval(
-  options: ToolApprovalOptions,
-): NonNullable<AgentLoopConfig["beforeToolCall"]> {
+export function createToolApproval(options: ToolApprovalOptions): ToolApprovalHook {
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
   /** Cards opened ahead, by call key, in batch order. */
   const ahead = new Map<string, Opened>();
@@ -113,7 +120,10 @@ export function createToolApproval(
     }
   };
 
-  return async ({ assistantMessage, toolCall, args }, signal) => {
+  const hook: NonNullable<AgentLoopConfig["beforeToolCall"]> = async (
+    { assistantMessage, toolCall, args },
+    signal,
+  ) => {
     const index = options.transcript.lastIndexOf(assistantMessage);
     const calls = assistantMessage.content.filter((block): block is ToolCall => block.type === "toolCall");
     const position = calls.findIndex((call) => call.id === toolCall.id);
@@ -146,4 +156,5 @@ export function createToolApproval(
     const reason = verdictReason(verdict);
     return reason === undefined ? undefined : { block: true, reason };
   };
+  return Object.assign(hook, { withdrawUnclaimed: () => withdrawSkipped(new Set()) });
 }

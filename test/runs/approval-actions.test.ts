@@ -161,6 +161,37 @@ describe("several approvals in one batch", () => {
   });
 });
 
+describe("cards shown ahead for calls the loop never makes", () => {
+  it("are withdrawn when the run ends: a call the loop guard refused leaves no card waiting", async () => {
+    const deploy = instantTool("deploy_service", "ask");
+    const drop = instantTool("drop_table", "ask");
+    h = await new RunsHarness({
+      tools: [deploy.tool, drop.tool],
+      config: { loopGuard: { maxRepeats: 3, maxToolCallsPerTurn: 1, maxToolCallsPerRun: 100 } },
+      script: [
+        {
+          toolCalls: [
+            { id: "c1", name: "deploy_service", arguments: { value: "prod" } },
+            { id: "c2", name: "drop_table", arguments: { value: "users" } },
+          ],
+        },
+        { text: "only one call per turn, fine" },
+      ],
+    }).start();
+    const thread = h.thread();
+    const runId = await h.mention(thread, "deploy and drop", alice);
+    await h.chat.waitFor(() => cards().length === 2);
+    const [first, second] = cards();
+    await h.intake.decide(thread, first!.approvalId, alice, "approve");
+    await h.runFinished(runId);
+    await h.chat.waitFor(() => finalCard(second!.approvalId) !== undefined);
+    expect(finalCard(second!.approvalId)?.state.kind).toBe("cancelled");
+    expect((await h.store.approvalRecord(threadId(thread), second!.approvalId)).status).toBe("cancelled");
+    expect(deploy.calls).toEqual([{ value: "prod" }]);
+    expect(drop.calls).toEqual([]);
+  });
+});
+
 describe("reminder and per-tool timeouts", () => {
   const reminders = () =>
     h.chat.ops.filter((op) => op.op === "post" && op.text?.includes("is waiting for your approval"));
