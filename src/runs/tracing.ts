@@ -9,14 +9,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import {
-  type AgentEvent,
-  type AgentLoopConfig,
-  type AssistantMessage,
-  createAssistantMessageEventStream,
-  failureMessage,
-  type StreamFn,
-} from "../agent/index.js";
+import type { AgentEvent, AgentLoopConfig, AssistantMessage, StreamFn } from "../agent/index.js";
 import type { ChatOutbound } from "../chat/index.js";
 import { type PriceTable, priceMessage } from "./pricing.js";
 import type { RunJobData } from "./queue.js";
@@ -32,7 +25,17 @@ import type { RunObserver } from "./setup.js";
  */
 const TRACER_NAME = "threadline";
 
-/** The chat calls that get a span each. */
+/**
+ * The chat calls that get a span each. Streaming edits and status refreshes come many times a turn: they are
+ * counted on the turn's span instead (`threadline.chat.edits` / `.status_updates`), and only one that fails
+ * gets a span of its own, so the stream of a long answer does not multiply the cost of tracing it.
+ */
+const COUNTED_CHAT_METHODS: Readonly<Record<string, string>> = {
+  edit: "threadline.chat.edits",
+  setStatus: "threadline.chat.status_updates",
+};
+
+/** The chat calls that are traced (each, or counted: {@link COUNTED_CHAT_METHODS}). */
 const CHAT_METHODS = [
   "post",
   "edit",
@@ -47,11 +50,17 @@ const CHAT_METHODS = [
 
 /** `target` with `overrides` in front; its other members are read from it and its methods bound to it. */
 function delegate<T extends object>(target: T, overrides: Record<string, unknown>): T {
+  const bound = new Map<PropertyKey, { of: unknown; fn: unknown }>();
   return new Proxy(target, {
     get(object, property) {
       if (typeof property === "string" && Object.hasOwn(overrides, property)) return overrides[property];
       const value: unknown = Reflect.get(object, property, object);
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(object) : value;
+      if (typeof value !== "function") return value;
+      const cached = bound.get(property);
+      if (cached?.of === value) return cached.fn;
+      const fn = (value as (...args: unknown[]) => unknown).bind(object);
+      bound.set(property, { of: value, fn });
+      return fn;
     },
   });
 }
@@ -119,7 +128,9 @@ export interface RunTraceStats {
 export class RunTracer {
   private readonly runSpan: Span;
   private readonly runContext: Context;
-  private turn: { span: Span; context: Context } | undefined;
+  private turn: { span: Span; context: Context; counts: Record<string, number> } | undefined;
+  /** The model request in flight: its span until the loop's `message_end` of the answer. */
+  private model: { span: Span; startedAt: number; waiting: boolean } | undefined;
   private readonly tools = new Map<string, { span: Span; context: Context }>();
   /** False when no tracer provider is registered: nothing is wrapped or recorded. */
   readonly enabled: boolean;
@@ -178,14 +189,27 @@ export class RunTracer {
     if (!this.enabled) return;
     switch (event.type) {
       case "turn_start": {
-        this.turn?.span.end();
+        this.endTurn();
         const span = tracer().startSpan("turn", {}, this.runContext);
-        this.turn = { span, context: trace.setSpan(this.runContext, span) };
+        this.turn = { span, context: trace.setSpan(this.runContext, span), counts: {} };
         break;
       }
       case "turn_end":
-        this.turn?.span.end();
-        this.turn = undefined;
+        this.endTurn();
+        break;
+      case "message_update":
+        if (this.model?.waiting && event.assistantMessageEvent.type.endsWith("_delta")) {
+          this.model.waiting = false;
+          this.model.span.setAttribute(
+            "threadline.time_to_first_token_ms",
+            Math.round(performance.now() - this.model.startedAt),
+          );
+        }
+        break;
+      case "message_end":
+        if ((event.message as { role?: string }).role === "assistant") {
+          this.settleModel(event.message as AssistantMessage);
+        }
         break;
       case "tool_execution_start": {
         const span = tracer().startSpan(
@@ -211,12 +235,13 @@ export class RunTracer {
 
   /**
    * `streamFn` with a `model.request` span per request (under the open turn): time to first token, tokens
-   * (input, cached, output, reasoning), cost and stop reason as attributes. Unchanged when tracing is off.
+   * (input, cached, output, reasoning), cost and stop reason as attributes, read from the loop's events (so
+   * the stream itself is not re-piped). Unchanged when tracing is off.
    */
   wrapStream(streamFn: StreamFn): StreamFn {
     if (!this.enabled) return streamFn;
     return (model, llmContext, options) => {
-      const startedAt = performance.now();
+      this.model?.span.end(); // a request whose answer never reached the loop
       const span = tracer().startSpan(
         "model.request",
         {
@@ -225,42 +250,17 @@ export class RunTracer {
         },
         this.turnContext(),
       );
-      const out = createAssistantMessageEventStream();
-      void (async () => {
-        let first = true;
-        try {
-          const inner = await context.with(trace.setSpan(this.turnContext(), span), () =>
-            streamFn(model, llmContext, options),
-          );
-          for await (const event of inner) {
-            if (first && event.type.endsWith("_delta")) {
-              first = false;
-              span.setAttribute(
-                "threadline.time_to_first_token_ms",
-                Math.round(performance.now() - startedAt),
-              );
-            }
-            if (event.type === "done") this.settleModel(span, event.message);
-            else if (event.type === "error") this.settleModel(span, event.error);
-            out.push(event);
-          }
-        } catch (err) {
-          // The stream contract says it never throws; a wrapped function failing anyway ends as an error event.
-          failSpan(span, err);
-          span.end();
-          const failed = failureMessage(model, err, options.signal?.aborted ?? false);
-          out.push({
-            type: "error",
-            reason: failed.stopReason === "aborted" ? "aborted" : "error",
-            error: failed,
-          });
-        }
-      })();
-      return out;
+      this.model = { span, startedAt: performance.now(), waiting: true };
+      return context.with(trace.setSpan(this.turnContext(), span), () =>
+        streamFn(model, llmContext, options),
+      );
     };
   }
 
-  private settleModel(span: Span, message: AssistantMessage): void {
+  private settleModel(message: AssistantMessage): void {
+    if (!this.model) return;
+    const { span } = this.model;
+    this.model = undefined;
     const { usage } = message;
     const attributes: Attributes = {
       "gen_ai.response.model": message.model,
@@ -325,6 +325,20 @@ export class RunTracer {
   }
 
   private async chatCall<T>(method: string, call: () => Promise<T>): Promise<T> {
+    const counted = COUNTED_CHAT_METHODS[method];
+    if (counted) {
+      const parent = this.innermost();
+      const counts = this.turn?.counts;
+      if (counts) counts[counted] = (counts[counted] ?? 0) + 1;
+      try {
+        return await call();
+      } catch (err) {
+        const span = tracer().startSpan(`chat.${method}`, { kind: SpanKind.CLIENT }, parent);
+        failSpan(span, err);
+        span.end();
+        throw err;
+      }
+    }
     const span = tracer().startSpan(`chat.${method}`, { kind: SpanKind.CLIENT }, this.innermost());
     try {
       return await call();
@@ -353,10 +367,18 @@ export class RunTracer {
     return this.turn?.context ?? this.runContext;
   }
 
+  private endTurn(): void {
+    if (!this.turn) return;
+    this.turn.span.setAttributes(this.turn.counts);
+    this.turn.span.end();
+    this.turn = undefined;
+  }
+
   private closeOpen(): void {
+    this.model?.span.end();
+    this.model = undefined;
     for (const open of this.tools.values()) open.span.end();
     this.tools.clear();
-    this.turn?.span.end();
-    this.turn = undefined;
+    this.endTurn();
   }
 }
