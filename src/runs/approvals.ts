@@ -63,6 +63,12 @@ export interface ApprovalGateOptions {
   onError?: (err: unknown, operation: string) => void;
 }
 
+/**
+ * The abort reason of a request's signal when its card is withdrawn because the loop never made the call
+ * (see `ToolApprovalHook.withdrawUnclaimed`): the card then says so instead of "The run was stopped."
+ */
+export const APPROVAL_WITHDRAWN = "threadline:approval-withdrawn";
+
 /** A new approval id: random, so it says nothing about transcript positions and never repeats across threads. */
 export function newApprovalId(): string {
   return randomBytes(9).toString("base64url");
@@ -77,6 +83,8 @@ export function newApprovalId(): string {
  */
 export class ApprovalGate {
   private readonly waiting = new Map<string, () => void>();
+  /** Approvals whose wait ended because their card was withdrawn (see {@link APPROVAL_WITHDRAWN}). */
+  private readonly withdrawn = new Set<string>();
 
   constructor(private readonly options: ApprovalGateOptions) {}
 
@@ -177,7 +185,10 @@ export class ApprovalGate {
     const reminder = this.scheduleReminder(approvalId, request, first, expiresAt);
     const ended = new Promise<"expired" | "cancelled">((resolve) => {
       if (expiresAt > 0) timer = setTimeout(() => resolve("expired"), Math.max(0, expiresAt - Date.now()));
-      onAbort = () => resolve("cancelled");
+      onAbort = () => {
+        if (request.signal?.reason === APPROVAL_WITHDRAWN) this.withdrawn.add(approvalId);
+        resolve("cancelled");
+      };
       if (request.signal?.aborted) onAbort();
       else request.signal?.addEventListener("abort", onAbort, { once: true });
     });
@@ -262,6 +273,7 @@ export class ApprovalGate {
   }
 
   private async showVerdict(card: ApprovalCard, verdict: ApprovalVerdict, messageId: string | undefined) {
+    const withdrawn = this.withdrawn.delete(card.approvalId);
     if (!messageId) return;
     const now = Date.now();
     const unknown: ChatUser = { id: "", name: "someone" };
@@ -283,7 +295,10 @@ export class ApprovalGate {
             }
           : verdict.kind === "expired"
             ? { kind: "expired", at: now }
-            : { kind: "cancelled", reason: "The run was stopped." };
+            : {
+                kind: "cancelled",
+                reason: withdrawn ? "The call was not made." : "The run was stopped.",
+              };
     try {
       await this.options.outbound.updateApproval(this.options.thread, messageId, { ...card, state });
     } catch (err) {

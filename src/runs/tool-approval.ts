@@ -6,7 +6,13 @@ import {
   validateToolArguments,
 } from "../agent/index.js";
 import { renderArguments } from "../chat/index.js";
-import { type ApprovalGate, type ApprovalRequest, type ApprovalVerdict, verdictReason } from "./approvals.js";
+import {
+  APPROVAL_WITHDRAWN,
+  type ApprovalGate,
+  type ApprovalRequest,
+  type ApprovalVerdict,
+  verdictReason,
+} from "./approvals.js";
 import { callKey } from "./recovery.js";
 import type { RunObserver, RunTool, ToolRunContext } from "./setup.js";
 import type { ThreadStore } from "./thread-store.js";
@@ -94,7 +100,7 @@ export function createToolApproval(options: ToolApprovalOptions): ToolApprovalHo
     for (const [key, opened] of ahead) {
       if (keepFrom.has(key)) continue;
       ahead.delete(key);
-      opened.cancel.abort();
+      opened.cancel.abort(APPROVAL_WITHDRAWN);
     }
   };
 

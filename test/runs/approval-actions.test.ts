@@ -154,8 +154,14 @@ describe("several approvals in one batch", () => {
     await h.runFinished(runId);
     const [first, second] = cards();
     await h.chat.waitFor(() => finalCard(second!.approvalId) !== undefined);
-    expect(finalCard(first!.approvalId)?.state.kind).toBe("cancelled");
-    expect(finalCard(second!.approvalId)?.state.kind).toBe("cancelled");
+    expect(finalCard(first!.approvalId)?.state).toEqual({
+      kind: "cancelled",
+      reason: "The run was stopped.",
+    });
+    expect(finalCard(second!.approvalId)?.state).toEqual({
+      kind: "cancelled",
+      reason: "The run was stopped.",
+    });
     expect((await h.store.approvalRecord(threadId(thread), second!.approvalId)).status).toBe("cancelled");
     expect([...deploy.calls, ...drop.calls]).toEqual([]);
   });
@@ -185,7 +191,10 @@ describe("cards shown ahead for calls the loop never makes", () => {
     await h.intake.decide(thread, first!.approvalId, alice, "approve");
     await h.runFinished(runId);
     await h.chat.waitFor(() => finalCard(second!.approvalId) !== undefined);
-    expect(finalCard(second!.approvalId)?.state.kind).toBe("cancelled");
+    expect(finalCard(second!.approvalId)?.state).toEqual({
+      kind: "cancelled",
+      reason: "The call was not made.",
+    });
     expect((await h.store.approvalRecord(threadId(thread), second!.approvalId)).status).toBe("cancelled");
     expect(deploy.calls).toEqual([{ value: "prod" }]);
     expect(drop.calls).toEqual([]);
