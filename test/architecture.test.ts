@@ -72,6 +72,20 @@ describe("architecture", () => {
     expect(offending).toEqual([]);
   });
 
+  it("only src/app/tracing.ts loads the OpenTelemetry SDK, and only dynamically; the rest uses @opentelemetry/api", () => {
+    const offending: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      for (const specifier of importsOf(file)) {
+        if (!specifier.startsWith("@opentelemetry/") || specifier === "@opentelemetry/api") continue;
+        const dynamic = text.includes(`import("${specifier}")`) && !text.includes(`from "${specifier}"`);
+        if (relative(SRC, file) !== "app/tracing.ts" || !dynamic)
+          offending.push(`${relative(SRC, file)} → ${specifier}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+
   it("folders depend only in the documented direction", () => {
     const offending: string[] = [];
     for (const file of files) {
