@@ -5,8 +5,8 @@ import {
   type IncomingMessage,
   type ThreadRef,
   ThreadSerial,
-  threadId,
 } from "../chat/index.js";
+import { FeedbackRecorder, type SlackFeedback } from "./answer-feedback.js";
 import { normalizeApiUrl, type SlackApi } from "./api.js";
 import { parseApprovalAction } from "./approval-blocks.js";
 import { boltLogger } from "./bolt-logger.js";
@@ -25,7 +25,7 @@ import {
   tsToMs,
   withoutBotMention,
 } from "./events.js";
-import { FEEDBACK_ACTION_ID, type FeedbackValue, parseFeedbackAction } from "./feedback-blocks.js";
+import { FEEDBACK_ACTION_ID } from "./feedback-blocks.js";
 import { threadHistory } from "./history.js";
 import { ExpiringMap, ThreadLookup, UserNames } from "./lookups.js";
 import {
@@ -62,17 +62,6 @@ export interface SlackInboundOptions {
   /** Called once per recorded 👍 / 👎 click (after its log line); must not throw. */
   onFeedback?: (feedback: SlackFeedback) => void;
   log?: SlackLogger;
-}
-
-/** One feedback click on an answer, as recorded. */
-export interface SlackFeedback {
-  thread: ThreadRef;
-  /** The message the buttons are on. */
-  messageTs: string;
-  /** The run whose answer it is, when the buttons name it. */
-  runId: string | undefined;
-  userId: string;
-  value: FeedbackValue;
 }
 
 type Body = { team_id?: string; event_id?: string };
@@ -121,13 +110,13 @@ export class SlackInbound {
   /** Handling of an event id / a message, in flight or done (a rejected one is forgotten, to be retried). */
   private readonly seenEvents = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
   private readonly seenMessages = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
-  /** The feedback each user last gave on each message: a repeated click is not recorded again. */
-  private readonly feedbackGiven = new ExpiringMap<FeedbackValue>(20_000, 24 * 60 * 60 * 1000);
+  private readonly feedback: FeedbackRecorder;
 
   constructor(private readonly options: SlackInboundOptions) {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
     this.names = new UserNames(options.api);
     this.threads = new ThreadLookup(options.api);
+    this.feedback = new FeedbackRecorder(this.log, options.onFeedback);
     this.serial = new ThreadSerial({
       onHeld: (thread) =>
         this.log.warn(
@@ -376,38 +365,18 @@ export class SlackInbound {
     );
   }
 
-  /**
-   * A 👍 / 👎 click: one log line (thread, run, user, value) and `onFeedback`, once per user, message and
-   * value — Slack sends a click again when the user clicks again, which is neither an error nor new
-   * feedback; changing one's mind is recorded. Nothing is posted back.
-   */
+  /** A 👍 / 👎 click, recorded by {@link FeedbackRecorder} (allowlists applied). */
   private onFeedback(body: ActionBody, action: ActionPayload): void {
-    const parsed = parseFeedbackAction(action);
     const userId = body.user?.id;
     const team = body.team?.id ?? body.user?.team_id ?? "";
     const channel = body.channel?.id ?? body.container?.channel_id ?? "";
     const messageTs = body.container?.message_ts ?? body.message?.ts;
     const threadTs = body.message?.thread_ts ?? body.container?.thread_ts ?? messageTs;
-    if (!parsed || !userId || !channel || !threadTs || !messageTs) return;
+    if (!userId || !channel || !threadTs || !messageTs) return;
     const { access } = this.options;
     if (!placeAllowed(team, channel, isDirectChannel(channel), access) || !allowed(access.users, userId))
       return;
-    const key = `${team}:${channel}:${messageTs}:${userId}`;
-    if (this.feedbackGiven.get(key) === parsed.value) {
-      this.log.debug?.({ channel, messageTs, user: userId }, "slack: the same feedback again; not recorded");
-      return;
-    }
-    this.feedbackGiven.set(key, parsed.value);
-    const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: threadTs };
-    this.log.info(
-      { thread: threadId(thread), run: parsed.runId ?? null, user: userId, value: parsed.value, messageTs },
-      "slack: answer feedback",
-    );
-    try {
-      this.options.onFeedback?.({ thread, messageTs, runId: parsed.runId, userId, value: parsed.value });
-    } catch (err) {
-      this.log.warn({ err }, "slack: the feedback observer failed");
-    }
+    this.feedback.record({ team, channel, threadTs, messageTs, userId, action });
   }
 
   private async onButton(inbound: ChatInbound, body: ActionBody, actionId: string): Promise<void> {

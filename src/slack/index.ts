@@ -3,6 +3,8 @@
  * outbound for workers (native streaming or post + edit, reactions, statuses, Block Kit approval cards),
  * shared per-workspace method budgets in Redis, and the allowlists.
  */
+
+export type { SlackFeedback } from "./answer-feedback.js";
 export { SLACK_RETRY, SlackApi, SlackApiError, slackClientOptions } from "./api.js";
 export {
   APPROVAL_ACTION_PREFIX,
@@ -16,7 +18,7 @@ export {
   feedbackBlock,
   parseFeedbackAction,
 } from "./feedback-blocks.js";
-export type { SlackConnection, SlackFeedback } from "./inbound.js";
+export type { SlackConnection } from "./inbound.js";
 export { OPEN_ACCESS, type SlackAccess, type SlackLogger } from "./options.js";
 export { SLACK_LIMITS, SlackOutbound, type SlackOutboundOptions } from "./outbound.js";
 export { createSlackPlatform, type SlackPlatformOptions } from "./platform.js";

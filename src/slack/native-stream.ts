@@ -1,6 +1,7 @@
-import type { ThreadRef, ToolTask } from "../chat/index.js";
+import type { ReplyPart, ThreadRef, ToolTask } from "../chat/index.js";
 import { type CallScope, errorCode, type SlackApi } from "./api.js";
 import type { SlackLogger } from "./options.js";
+import { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
 
 /**
  * What one native stream takes. Where Slack documents a limit it is cited; where it does not, the
@@ -319,4 +320,32 @@ function lineBreakOutsideCode(accepted: string, rest: string, max: number): numb
     if (openFence(accepted + rest.slice(0, lineBreak + 1)) === undefined) return lineBreak + 1;
     cut = lineBreak;
   }
+}
+
+/** A reply message as a native stream takes it: its markdown and its tasks anchored in it. */
+export interface StreamContent {
+  markdown: string;
+  tasks: AnchoredTask[];
+}
+
+/**
+ * The stream form of a message: `parts` (text runs in mrkdwn and tool tasks) when given, else `text`.
+ * Whitespace around a task is dropped (the card is a block of its own); the text after one starts on a
+ * new line.
+ */
+export function streamContent(text: string, parts: ReplyPart[] | undefined): StreamContent {
+  if (parts === undefined) return { markdown: mrkdwnToStreamMarkdown(text), tasks: [] };
+  let markdown = "";
+  const tasks: AnchoredTask[] = [];
+  for (const [index, part] of parts.entries()) {
+    if (part.kind === "task") {
+      tasks.push({ at: markdown.length, task: part.task });
+      continue;
+    }
+    let run = mrkdwnToStreamMarkdown(part.text);
+    if (parts[index + 1]?.kind === "task") run = run.trimEnd();
+    if (parts[index - 1]?.kind === "task") run = run.replace(/^\s+/, markdown === "" ? "" : "\n");
+    markdown += run;
+  }
+  return { markdown, tasks };
 }

@@ -6,19 +6,20 @@ import type {
   ReplyPart,
   ThreadRef,
 } from "../chat/index.js";
+import { answerBlocks, RunAnswers } from "./answer-feedback.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
 import { feedbackBlock } from "./feedback-blocks.js";
 import {
-  type AnchoredTask,
   NativeReply,
   type SessionStatus,
   SLACK_STREAM_LIMITS,
+  type StreamContent,
   type StreamLimits,
+  streamContent,
 } from "./native-stream.js";
 import { SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
 import type { RecipientStore } from "./recipients.js";
-import { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
 
 /**
  * What the renderer must respect on Slack: at most one edit per second per message, at most 4,000 bytes
@@ -69,17 +70,6 @@ export interface SlackOutboundOptions {
   runIdOf?: (thread: ThreadRef) => Promise<string | undefined>;
 }
 
-/** The last reply message posted in a thread during a run, as last sent. */
-interface LastReply {
-  id: string;
-  text: string;
-  /** A native stream (possibly continued in more messages); else one message posted and edited. */
-  streamed: boolean;
-}
-
-/** Section text limit (https://docs.slack.dev/reference/block-kit/blocks/section-block): longer goes in a markdown block. */
-const SECTION_TEXT_MAX = 3000;
-
 /** Statuses are refreshed for at most this long without a change (a run that never cleared its status). */
 const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
 
@@ -123,12 +113,9 @@ export class SlackOutbound implements ChatOutbound {
   private readonly refreshers = new Map<string, NodeJS.Timeout>();
   /** Recipients looked up ahead of the first post of a run (keyed by thread), off the critical path. */
   private readonly pendingRecipients = new Map<string, Promise<string | undefined>>();
-  /** The last reply message of the thread's current run, by thread. */
-  private readonly lastReplies = new Map<string, LastReply>();
-  /** The active run's id, asked at the run's first status, by thread. */
-  private readonly runIds = new Map<string, Promise<string | undefined>>();
+  /** What each run's feedback buttons go on. */
+  private readonly answers: RunAnswers;
   private readonly feedback: boolean;
-  private readonly runIdOf: ((thread: ThreadRef) => Promise<string | undefined>) | undefined;
 
   constructor(options: SlackOutboundOptions) {
     this.api = options.api;
@@ -140,14 +127,14 @@ export class SlackOutbound implements ChatOutbound {
     this.now = options.now ?? Date.now;
     this.statusRefreshMs = options.statusRefreshMs ?? 90_000;
     this.feedback = options.feedback ?? true;
-    this.runIdOf = options.runIdOf;
+    this.answers = new RunAnswers(options.runIdOf);
   }
 
   async post(thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage> {
     await this.stopStreams(thread, "processing");
     const streamed = await this.startStream(thread, streamContent(text, parts));
     if (streamed !== undefined) {
-      this.lastReplies.set(threadKey(thread), { id: streamed, text, streamed: true });
+      this.answers.posted(thread, { id: streamed, text, streamed: true });
       return { id: streamed };
     }
     const result = await this.api.call("chat.postMessage", scope(thread), {
@@ -157,13 +144,12 @@ export class SlackOutbound implements ChatOutbound {
       unfurl_links: false,
       unfurl_media: false,
     });
-    this.lastReplies.set(threadKey(thread), { id: String(result.ts), text, streamed: false });
+    this.answers.posted(thread, { id: String(result.ts), text, streamed: false });
     return { id: String(result.ts) };
   }
 
   async edit(thread: ThreadRef, messageId: string, text: string, parts?: ReplyPart[]): Promise<void> {
-    const last = this.lastReplies.get(threadKey(thread));
-    if (last?.id === messageId) last.text = text;
+    this.answers.edited(thread, messageId, text);
     const reply = this.streams.get(messageId);
     if (reply !== undefined) {
       const { markdown, tasks } = streamContent(text, parts);
@@ -176,14 +162,14 @@ export class SlackOutbound implements ChatOutbound {
       await reply.stop("processing");
       await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
       for (const ts of reply.messageTs.slice(1)) await this.deleteMessage(thread, ts);
-      if (last?.id === messageId) last.streamed = false;
+      this.answers.edited(thread, messageId, text, true);
       return;
     }
     await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
   }
 
   async delete(thread: ThreadRef, messageId: string): Promise<void> {
-    if (this.lastReplies.get(threadKey(thread))?.id === messageId) this.lastReplies.delete(threadKey(thread));
+    this.answers.deleted(thread, messageId);
     const reply = this.streams.get(messageId);
     this.streams.delete(messageId);
     await reply?.stop("processing");
@@ -225,12 +211,7 @@ export class SlackOutbound implements ChatOutbound {
     } else {
       // A run starts: look the stream recipient up now, so the first post does not wait for it.
       this.prefetchRecipient(thread);
-      if (this.runIdOf && !this.runIds.has(key)) {
-        this.runIds.set(
-          key,
-          this.runIdOf(thread).catch(() => undefined),
-        );
-      }
+      this.answers.runShown(thread);
       if (this.sessions.get(key) !== "processing") await this.setSession(thread, "processing");
       this.keepAlive(thread, status);
     }
@@ -401,33 +382,24 @@ export class SlackOutbound implements ChatOutbound {
    * as blocks replace the text). A stream that Slack already ended gets none. Never rejects.
    */
   private async endReply(thread: ThreadRef): Promise<void> {
-    const key = threadKey(thread);
-    const last = this.lastReplies.get(key);
-    const runId = this.runIds.get(key);
-    this.lastReplies.delete(key);
-    this.runIds.delete(key);
+    const { last, runId } = await this.answers.take(thread);
     if (!this.feedback || last === undefined) {
       await this.stopStreams(thread, "active");
       return;
     }
-    const run = await runId;
-    const blocks = (ts: string) => [feedbackBlock(run, ts)];
+    const blocks = (ts: string) => [feedbackBlock(runId, ts)];
     const open = [...this.streams].filter(([, reply]) => sameThread(reply.options.thread, thread));
     for (const [id] of open) this.streams.delete(id);
     await Promise.all(
       open.map(([id, reply]) => reply.stop("active", last.streamed && id === last.id ? blocks : undefined)),
     );
     if (last.streamed) return;
-    const body =
-      [...last.text].length <= SECTION_TEXT_MAX
-        ? { type: "section", text: { type: "mrkdwn", text: last.text } }
-        : { type: "markdown", text: mrkdwnToStreamMarkdown(last.text) };
     try {
       await this.api.call("chat.update", scope(thread), {
         channel: thread.channel,
         ts: last.id,
         text: last.text,
-        blocks: [body, ...blocks(last.id)],
+        blocks: answerBlocks(last.text, runId, last.id),
       });
     } catch (err) {
       this.log.warn(
@@ -457,34 +429,6 @@ export class SlackOutbound implements ChatOutbound {
       if (!(err instanceof SlackApiError && err.code === code)) throw err;
     }
   }
-}
-
-/** A reply message as a native stream takes it: its markdown and its tasks anchored in it. */
-interface StreamContent {
-  markdown: string;
-  tasks: AnchoredTask[];
-}
-
-/**
- * The stream form of a message: `parts` (text runs in mrkdwn and tool tasks) when given, else `text`.
- * Whitespace around a task is dropped (the card is a block of its own); the text after one starts on a
- * new line.
- */
-function streamContent(text: string, parts: ReplyPart[] | undefined): StreamContent {
-  if (parts === undefined) return { markdown: mrkdwnToStreamMarkdown(text), tasks: [] };
-  let markdown = "";
-  const tasks: AnchoredTask[] = [];
-  for (const [index, part] of parts.entries()) {
-    if (part.kind === "task") {
-      tasks.push({ at: markdown.length, task: part.task });
-      continue;
-    }
-    let run = mrkdwnToStreamMarkdown(part.text);
-    if (parts[index + 1]?.kind === "task") run = run.trimEnd();
-    if (parts[index - 1]?.kind === "task") run = run.replace(/^\s+/, markdown === "" ? "" : "\n");
-    markdown += run;
-  }
-  return { markdown, tasks };
 }
 
 function scope(thread: ThreadRef): CallScope {

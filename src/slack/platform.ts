@@ -1,7 +1,8 @@
 import type { RetryOptions, WebClientOptions } from "@slack/web-api";
 import type { ChatInbound, ChatPlatform, ThreadRef } from "../chat/index.js";
+import type { SlackFeedback } from "./answer-feedback.js";
 import { createSlackClient, SlackApi } from "./api.js";
-import { type SlackConnection, type SlackFeedback, SlackInbound } from "./inbound.js";
+import { type SlackConnection, SlackInbound } from "./inbound.js";
 import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } from "./options.js";
 import { SlackOutbound } from "./outbound.js";
 import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
