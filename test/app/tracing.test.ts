@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/app/logger.js";
 import { startTracing, type Tracing } from "../../src/app/tracing.js";
 import type { ApprovalCard } from "../../src/chat/index.js";
+import { createRunQueue, Intake, runsConfig } from "../../src/runs/index.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fakes/otlp-receiver.js";
 import { alice, instantTool, RunsHarness } from "../runs/harness.js";
+import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -115,6 +117,72 @@ describe("traces", () => {
 
     const finished = lines.find((line) => line.msg === "run finished");
     expect(finished).toMatchObject({ trace_id: run.traceId, span_id: run.spanId });
+  });
+});
+
+describe("traces across processes", () => {
+  it("a run enqueued by this process (the gateway) is traced by a worker process under the same trace id", async () => {
+    const redis = connect();
+    const bull = connect({ blocking: true });
+    const prefix = uniquePrefix("trace-x");
+    const config = runsConfig({ prefix });
+    const queue = createRunQueue(bull, prefix);
+    const worker = spawn(
+      process.execPath,
+      [
+        "--import",
+        pathToFileURL(resolve(ROOT, "node_modules/tsx/dist/loader.mjs")).href,
+        resolve(ROOT, "test/app/tracing-worker-child.ts"),
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, THREADLINE_PREFIX: prefix, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    const exited = new Promise<number | null>((done) => worker.on("exit", done));
+    try {
+      await requireRedis(redis);
+      await new Promise<void>((ready) => worker.stdout.once("data", () => ready()));
+      const intake = new Intake(redis, queue, config);
+      const thread = { platform: "slack", workspace: "T1", channel: "C1", thread: `${prefix}-t` } as const;
+      const result = await intake.submit({
+        id: "m1",
+        thread,
+        author: alice,
+        text: "hello",
+        attachments: [],
+        mentionsBot: true,
+        sentAt: Date.now(),
+      });
+      expect(result.kind).toBe("started");
+      expect(await exited).toBe(0);
+      await tracing!.flush();
+      const runId = (result as { runId: string }).runId;
+      const enqueue = receiver.spans.find(
+        (span) => span.name === "run.enqueue" && span.attributes["threadline.run_id"] === runId,
+      );
+      expect(enqueue?.service).toBe("threadline-test");
+      const run = receiver.spans.find(
+        (span) => span.name === "run" && span.attributes["threadline.run_id"] === runId,
+      );
+      expect(run).toMatchObject({
+        service: "threadline-worker-child",
+        traceId: enqueue!.traceId,
+        parentSpanId: enqueue!.spanId,
+        attributes: { "threadline.outcome": "completed" },
+      });
+      const turn = receiver.spans.find((span) => span.name === "turn" && span.parentSpanId === run!.spanId);
+      expect(
+        receiver.spans.some((span) => span.name === "model.request" && span.parentSpanId === turn?.spanId),
+      ).toBe(true);
+    } finally {
+      worker.kill();
+      await queue.close();
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+      bull.disconnect();
+    }
   });
 });
 

@@ -1,0 +1,35 @@
+// Started by tracing.test.ts: a worker process of its own (tracing on, service "threadline-worker-child")
+// that executes one run job of the queue under THREADLINE_PREFIX, flushes its spans and exits.
+import { defaultConvertToLlm } from "../../src/agent/index.js";
+import { startTracing } from "../../src/app/tracing.js";
+import { MemoryOutbound } from "../../src/chat/index.js";
+import { runsConfig, startRunWorker } from "../../src/runs/index.js";
+import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
+import { connect } from "../support/redis.js";
+
+const tracing = await startTracing(process.env, "threadline-worker-child");
+const redis = connect();
+const bull = connect({ blocking: true });
+const handle = await startRunWorker({
+  redis,
+  bullConnection: bull,
+  config: runsConfig({ prefix: process.env.THREADLINE_PREFIX ?? "" }),
+  outbound: () => new MemoryOutbound(),
+  agent: {
+    model: TEST_MODEL,
+    streamFn: new ScriptedModel([{ text: "Hello from the worker." }]).streamFn,
+    convertToLlm: defaultConvertToLlm,
+    systemPrompt: "You are a test bot.",
+    tools: [],
+  },
+});
+process.stdout.write("ready\n");
+handle.worker.on("completed", () => {
+  void (async () => {
+    await handle.close(true);
+    await tracing?.shutdown();
+    redis.disconnect();
+    bull.disconnect();
+    process.exit(0);
+  })();
+});
