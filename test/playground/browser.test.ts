@@ -15,6 +15,7 @@ import { parseEnv } from "../../src/config/index.js";
 import type { RunTool } from "../../src/runs/index.js";
 import { FakeOpenAIServer, textReply, toolCallReply } from "../fakes/openai-server.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { seriousViolations } from "./axe.js";
 import { freePort } from "./helpers.js";
 
 /** Debian's Chromium (`apt-get install chromium`); `.ci/run` installs it when missing. */
@@ -237,6 +238,89 @@ describe("playground in a real browser", () => {
       await page.close();
     }
   }, 60_000);
+
+  it("meets WCAG 2.2 AA (axe-core) in light and dark mode, announces new messages, and reaches a card by keyboard", async () => {
+    model.enqueue(
+      textReply("Hello! Read the [docs](https://example.com/docs) or ask me to deploy."),
+      toolCallReply([{ id: "call_deploy_a11y", name: "deploy", arguments: { target: "staging" } }]),
+      textReply("Deployed to staging."),
+    );
+    const page = await browser!.newPage();
+    page.setDefaultTimeout(20_000);
+    const found: Record<string, string[]> = {};
+    const audit = async (view: string) => {
+      for (const colorScheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme });
+        found[`${view} (${colorScheme})`] = await seriousViolations(page);
+      }
+      await page.emulateMedia({ colorScheme: "light" });
+    };
+    try {
+      await page.goto(url);
+      await page.evaluate("localStorage.clear()");
+      await page.reload();
+      await page.getByLabel("Your name").waitFor();
+      await audit("welcome dialog");
+      await page.getByLabel("Your name").fill("Grace");
+      await page.getByRole("button", { name: "Start chatting" }).click();
+      await page.locator("#empty").waitFor();
+      await audit("home, with the thread list");
+
+      // A finished answer: announced through the live region; its footer is small secondary text.
+      await send(page, "Hello there");
+      const footer = page.locator(".msg-bot .text .subtext", { hasText: "1 turn" });
+      await footer.waitFor();
+      await page.locator("#status").waitFor({ state: "hidden" });
+      const live = page.locator("#announcer");
+      expect(await live.getAttribute("aria-live")).toBe("polite");
+      await expect
+        .poll(() => live.textContent())
+        .toContain("Threadline: Hello! Read the docs or ask me to deploy.");
+      // (Page functions as strings: the test project's TypeScript has no DOM library.)
+      const sizes = (await page.evaluate(`(() => {
+        const subtext = [...document.querySelectorAll(".msg-bot .text .subtext")].at(-1);
+        const size = (element) => Number.parseFloat(getComputedStyle(element).fontSize);
+        return { answer: size(subtext.closest(".text").querySelector("p:not(.subtext)")), footer: size(subtext) };
+      })()`)) as { answer: number; footer: number };
+      expect(sizes.footer).toBeLessThan(sizes.answer);
+
+      // A pending approval card: announced, and reached from the sidebar in a few Tab presses (the toolbars
+      // of earlier messages are not in the way).
+      await send(page, "Deploy to staging please.");
+      const approve = page.getByRole("button", { name: "Approve", exact: true });
+      await approve.waitFor();
+      await expect.poll(() => live.textContent()).toContain("Threadline asks for approval to run deploy");
+      await audit("thread with an answer and a pending approval card");
+      await page.locator("#rename").focus();
+      let presses = 0;
+      const onApprove = "document.activeElement?.matches('.card.pending .approve') === true";
+      while (!(await page.evaluate(onApprove)) && presses < 40) {
+        await page.keyboard.press("Tab");
+        presses++;
+      }
+      expect(presses).toBeLessThanOrEqual(3);
+      await page.keyboard.press("Enter");
+      await page.locator(".card.approved", { hasText: "Approved by Grace" }).waitFor();
+      await page.locator(".msg-bot .text", { hasText: "Deployed to staging." }).waitFor();
+      await page.locator("#status").waitFor({ state: "hidden" });
+      await audit("thread after the decision");
+
+      // The message list is one Tab stop; arrow keys move between messages and into a message's toolbar.
+      const last = page.locator(".msg").last();
+      await last.focus();
+      await page.keyboard.press("ArrowUp");
+      expect(
+        await page.evaluate("document.activeElement === [...document.querySelectorAll('.msg')].at(-2)"),
+      ).toBe(true);
+      expect(await page.locator(".msg[tabindex='0']").count()).toBe(1);
+      await page.setViewportSize({ width: 390, height: 800 });
+      await page.getByRole("button", { name: "Threads" }).click();
+      await audit("phone, thread drawer open");
+      expect(found).toEqual(Object.fromEntries(Object.keys(found).map((view) => [view, []])));
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
 });
 
 async function send(page: Page, text: string): Promise<void> {

@@ -1,6 +1,7 @@
 // The playground page: threads on the left, the selected thread on the right, live updates over
 // Server-Sent Events. Plain DOM, no build step. All text from the server goes through escapeHtml or the
 // safe Markdown renderer before it reaches innerHTML.
+import { createAnnouncer, setUpMessageKeyboard } from "./a11y.js";
 import { escapeHtml } from "./markdown.js";
 import { clock, messageElement, renderBody, renderReactions, view } from "./render.js";
 
@@ -8,6 +9,8 @@ const USER_KEY = "threadline.playground.user";
 const $ = (id) => document.getElementById(id);
 // The page's state extends the renderer's view (bot info, who is looking), so both see the same values.
 const state = Object.assign(view, { threads: [], current: undefined });
+/** Reads new messages out to screen readers (the page's polite live region). */
+const announcer = createAnnouncer(() => $("announcer"));
 
 // ---------------------------------------------------------------- identity
 
@@ -168,12 +171,16 @@ function apply(event) {
   keepScrolled(() => {
     if (event.type === "status") {
       current.status = event.status;
+      if (event.status === null) announcer.settled((id) => find(id).element);
       return renderStatus();
     }
     if (event.type === "message") {
       if (find(event.message.id).message) return;
       current.messages.push(event.message);
-      $("messages").append(messageElement(event.message));
+      const element = messageElement(event.message);
+      $("messages").append(element);
+      if (event.message.author.id !== state.me.id)
+        announcer.added(event.message, element, (current.status ?? null) !== null);
       return renderStatus();
     }
     const { message, element } = find(event.id);
@@ -221,8 +228,16 @@ async function resync() {
 }
 
 async function openThread(id) {
+  const previous = state.current;
   state.current = id ? await api("GET", `/api/threads/${encodeURIComponent(id)}`) : undefined;
   renderThread();
+  const started = state.current !== undefined && state.started === state.current.thread.id;
+  if (started) state.started = undefined;
+  announcer.loaded(previous, state.current, {
+    me: state.me.id,
+    started,
+    elementOf: (id) => find(id).element,
+  });
 }
 
 // ---------------------------------------------------------------- user actions
@@ -234,6 +249,7 @@ async function send(text) {
     return;
   }
   const { thread } = await api("POST", "/api/threads", { user, text });
+  state.started = thread.id;
   location.hash = thread.id;
 }
 
@@ -374,6 +390,7 @@ async function main() {
   };
   setUpDrawer();
   $("messages").addEventListener("click", onMessagesClick);
+  setUpMessageKeyboard($("messages"));
   setUpComposer();
   window.addEventListener("hashchange", () => attempt(() => openThread(location.hash.slice(1))));
   await loadThreads();
