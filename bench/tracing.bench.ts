@@ -2,8 +2,9 @@
  * What tracing costs per turn: CPU time of a worker process (gateway Intake + one run worker, as the
  * RunsHarness builds them, on the local Redis) per agent turn, tracing off (the API's no-ops) vs on (the SDK
  * exporting every span as OTLP/HTTP JSON to a receiver in this parent process, whose CPU is not counted).
- * One child process alternates batches of 20 runs between the two modes (order flipping every round, after
- * warm-up batches), so drifting machine load and JIT state hit both alike. Each run has 5 turns (4 with an
+ * One child process alternates batches of 20 runs between the modes (order rotating every round, after
+ * warm-up batches), so drifting machine load and JIT state hit all alike; a second "off" batch per round
+ * gives an A/A ratio, the noise floor the on/off ratio must be read against. Each run has 5 turns (4 with an
  * instant tool call, then a text answer) from the OpenAI client against FakeOpenAIServer (in this parent; 20
  * SSE text chunks a turn). Cost accounting is on in both (a price table), so the ratio is tracing's own share.
  * Target: ≤ 1.02 (2 % CPU per turn). Run by `npm run bench:runs`, or alone:
@@ -68,9 +69,10 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
     tools: [instantTool("lookup").tool],
     config: { prices: { "test-model": { input: 1, output: 2 } } },
   }).start();
-  const used = { on: 0, off: 0 };
+  // "again" is a second "off": the A/A ratio off/again is the noise floor of this machine right now.
+  const used = { on: 0, off: 0, again: 0 };
   let next = 0;
-  const batch = async (mode: "on" | "off", measured: boolean) => {
+  const batch = async (mode: "on" | "off" | "again", measured: boolean) => {
     if (mode === "on") trace.setGlobalTracerProvider(provider);
     else trace.disable();
     const before = process.cpuUsage();
@@ -86,11 +88,16 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
       await batch("on", false);
     }
     for (let i = 0; i < rounds; i++) {
-      const order: ("on" | "off")[] = i % 2 === 0 ? ["off", "on"] : ["on", "off"];
+      const orders: ("on" | "off" | "again")[][] = [
+        ["off", "on", "again"],
+        ["on", "again", "off"],
+        ["again", "off", "on"],
+      ];
+      const order = orders[i % orders.length]!;
       for (const mode of order) await batch(mode, true);
     }
     const turns = rounds * BATCH * TURNS;
-    process.send?.({ on: used.on / turns, off: used.off / turns });
+    process.send?.({ on: used.on / turns, off: used.off / turns, again: used.again / turns });
   } finally {
     trace.setGlobalTracerProvider(provider);
     await h.close();
@@ -98,12 +105,16 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
   }
 }
 
-function measure(endpoint: string, modelUrl: string, rounds: number): Promise<{ on: number; off: number }> {
+function measure(
+  endpoint: string,
+  modelUrl: string,
+  rounds: number,
+): Promise<{ on: number; off: number; again: number }> {
   return new Promise((resolve, reject) => {
     const proc = fork(fileURLToPath(import.meta.url), ["--child", endpoint, modelUrl, String(rounds)], {
       execArgv: process.execArgv,
     });
-    proc.on("message", (message: { on: number; off: number }) => resolve(message));
+    proc.on("message", (message: { on: number; off: number; again: number }) => resolve(message));
     proc.on("exit", (code) => (code === 0 ? undefined : reject(new Error(`child exited ${code}`))));
   });
 }
@@ -123,7 +134,7 @@ async function main(): Promise<void> {
     return reply(messages.filter((m) => m.role === "assistant").length);
   };
   const modelUrl = model.baseURL;
-  let result: { on: number; off: number };
+  let result: { on: number; off: number; again: number };
   try {
     result = await measure(endpoint, modelUrl, rounds);
   } finally {
@@ -132,13 +143,16 @@ async function main(): Promise<void> {
   }
   const names = new Map<string, number>();
   for (const span of receiver.spans) names.set(span.name, (names.get(span.name) ?? 0) + 1);
-  const ratio = result.on / result.off;
+  const off = (result.off + result.again) / 2;
+  const ratio = result.on / off;
   console.log(
     `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")}; ${receiver.spans.length} spans received)`,
   );
-  console.log(`CPU per turn, tracing off   ${(result.off / 1000).toFixed(3)} ms`);
+  console.log(
+    `CPU per turn, tracing off   ${(off / 1000).toFixed(3)} ms   (A/A noise floor: ${(result.again / result.off).toFixed(3)})`,
+  );
   console.log(`CPU per turn, tracing on    ${(result.on / 1000).toFixed(3)} ms`);
   console.log(`spans by name: ${[...names].map(([name, n]) => `${name} ${n}`).join(", ")}`);
   console.log(`target on/off ≤ 1.02: ${ratio <= 1.02 ? "PASS" : "FAIL"} (${ratio.toFixed(3)})`);
