@@ -161,6 +161,7 @@ async function startParts(
         role: "gateway",
         config,
         observer: metrics.platformObserver(),
+        settings,
       });
       if (platforms.length === 0)
         log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");

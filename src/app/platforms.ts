@@ -1,5 +1,5 @@
 import type { ChatPlatform, Platform } from "../chat/index.js";
-import type { Env } from "../config/index.js";
+import type { Env, ThreadlineConfig } from "../config/index.js";
 import type { RunLogger, RunsConfig } from "../runs/index.js";
 import { playgroundPlatform, wantsPlayground } from "./playground-platform.js";
 import type { RedisClient } from "./redis.js";
@@ -16,6 +16,8 @@ export interface PlatformDeps {
   config: RunsConfig;
   /** What the adapters report besides runs (the gateway's feedback clicks). */
   observer?: PlatformObserver;
+  /** The config module's settings (Slack's suggested prompts). Default: none given. */
+  settings?: ThreadlineConfig;
 }
 
 /** Events of the chat adapters worth counting. Members must not throw. */

@@ -1,4 +1,5 @@
 import { type ChatPlatform, threadId } from "../chat/index.js";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../config/index.js";
 import { createNodeHttpFetch } from "../llm/index.js";
 import { ThreadStore } from "../runs/index.js";
 import {
@@ -21,6 +22,7 @@ export function slackPlatform({
   role,
   config,
   observer,
+  settings,
 }: PlatformDeps): ChatPlatform | undefined {
   if (!env.SLACK_BOT_TOKEN) return undefined;
   const store = new ThreadStore(redis, env.THREADLINE_PREFIX);
@@ -35,6 +37,10 @@ export function slackPlatform({
     // Asked when a run's status first shows: the worker holds the thread then, so its run is the active one.
     runIdOf: (thread) => store.activeRun(threadId(thread)),
     onFeedback: (feedback) => observer?.feedback?.("slack", feedback.value),
+    suggestedPrompts: {
+      title: settings?.slack?.suggestedPromptsTitle ?? "Try asking",
+      prompts: settings?.slack?.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS,
+    },
     access: {
       teams: env.SLACK_ALLOWED_TEAMS,
       channels: env.SLACK_ALLOWED_CHANNELS,

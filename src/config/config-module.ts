@@ -136,7 +136,32 @@ export interface ThreadlineConfig {
   /** Root of the per-thread workspace directories. Default `THREADLINE_WORKSPACE_DIR` or `.threadline/workspaces`. */
   workspaceDir?: string;
   context?: ContextSettings;
+  /** Slack-only settings. */
+  slack?: SlackSettings;
 }
+
+/** A prompt Slack offers in the bot's DM (shown by its title; clicking it sends `message`). */
+export interface SuggestedPrompt {
+  title: string;
+  message: string;
+}
+
+/** Slack-only settings of the config module. */
+export interface SlackSettings {
+  /**
+   * Up to four prompts offered when someone opens a DM with the bot (`assistant.threads.setSuggestedPrompts`);
+   * `[]` offers none. Default {@link DEFAULT_SUGGESTED_PROMPTS}.
+   */
+  suggestedPrompts?: SuggestedPrompt[];
+  /** The heading above them. Default "Try asking". */
+  suggestedPromptsTitle?: string;
+}
+
+/** The prompts a DM offers by default (the same as `slack/manifest.json`'s `agent_view.suggested_prompts`). */
+export const DEFAULT_SUGGESTED_PROMPTS: readonly SuggestedPrompt[] = [
+  { title: "What can you do?", message: "What can you help me with, and which tools can you use?" },
+  { title: "Summarize a thread", message: "Summarize this thread and list the open questions." },
+];
 
 /**
  * Types a config module's default export (and does nothing else).

@@ -261,6 +261,25 @@ export const configSchema = z.strictObject({
   replyMaxChars: wholeNumber("40000").optional(),
   workspaceDir: text('"/var/lib/threadline/workspaces"').optional(),
   context: z.strictObject({ summarize: bool().optional() }).optional(),
+  slack: z
+    .strictObject({
+      // "Use this method to set up to four suggested prompts" (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
+      suggestedPrompts: z
+        .array(
+          z.strictObject({
+            title: text('"What can you do?"'),
+            message: text('"What can you help me with?"'),
+          }),
+          {
+            error:
+              'must be a list like [{ title: "What can you do?", message: "What can you help me with?" }]',
+          },
+        )
+        .max(4, { error: "Slack shows at most 4 suggested prompts" })
+        .optional(),
+      suggestedPromptsTitle: text('"Try asking"').optional(),
+    })
+    .optional(),
 });
 
 /** Known keys of the (nested) object schema at `path`, for "did you mean" hints. */

@@ -7,8 +7,11 @@
 export { defineTool, ToolError } from "../tools/index.js";
 export {
   type ContextSettings,
+  DEFAULT_SUGGESTED_PROMPTS,
   defineConfig,
   type ModelSettings,
+  type SlackSettings,
+  type SuggestedPrompt,
   type SystemPromptContext,
   type ThreadlineConfig,
 } from "./config-module.js";

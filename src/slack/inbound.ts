@@ -36,6 +36,12 @@ import {
   type SlackLogger,
 } from "./options.js";
 import { type RecipientStore, sessionTitle } from "./recipients.js";
+import {
+  type AssistantThreadStartedPayload,
+  type HomeOpenedPayload,
+  PromptSuggester,
+  type SlackSuggestedPrompts,
+} from "./suggested-prompts.js";
 
 /** How the gateway connects to Slack: Socket Mode (app token) or the HTTP Events API (signing secret). */
 export type SlackConnection =
@@ -59,6 +65,8 @@ export interface SlackInboundOptions {
   /** Reaction names worth resolving (others are dropped early); all when undefined. */
   watchedReactions?: string[];
   recipients?: RecipientStore;
+  /** Offered when someone opens a DM with the bot. Default: none. */
+  suggestedPrompts?: SlackSuggestedPrompts;
   /** Called once per recorded 👍 / 👎 click (after its log line); must not throw. */
   onFeedback?: (feedback: SlackFeedback) => void;
   log?: SlackLogger;
@@ -169,6 +177,20 @@ export class SlackInbound {
     );
     app.event("agent_session_stopped", ({ event, body }) =>
       handle("agent_session_stopped", body, () => this.onSessionStopped(inbound, event, body)),
+    );
+    const suggester = new PromptSuggester(
+      this.options.api,
+      this.options.suggestedPrompts ?? { title: "", prompts: [] },
+      this.options.access,
+      this.log,
+    );
+    app.event("app_home_opened", ({ event, body }) =>
+      guard("app_home_opened", () => suggester.homeOpened(body.team_id ?? "", event as HomeOpenedPayload)),
+    );
+    app.event("assistant_thread_started", ({ event, body }) =>
+      guard("assistant_thread_started", () =>
+        suggester.threadStarted(body.team_id ?? "", event as AssistantThreadStartedPayload),
+      ),
     );
     app.action(/^threadline:/, async ({ ack, body, action }) => {
       await ack();

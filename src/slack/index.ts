@@ -32,3 +32,8 @@ export {
 } from "./rate-limit.js";
 export { memoryRecipientStore, type RecipientStore, redisRecipientStore } from "./recipients.js";
 export { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
+export {
+  MAX_SUGGESTED_PROMPTS,
+  type SlackPrompt,
+  type SlackSuggestedPrompts,
+} from "./suggested-prompts.js";

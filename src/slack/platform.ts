@@ -7,6 +7,7 @@ import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } 
 import { SlackOutbound } from "./outbound.js";
 import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
 import type { RecipientStore } from "./recipients.js";
+import type { SlackSuggestedPrompts } from "./suggested-prompts.js";
 
 /** Options of {@link createSlackPlatform}. */
 export interface SlackPlatformOptions {
@@ -38,6 +39,8 @@ export interface SlackPlatformOptions {
   fetch?: WebClientOptions["fetch"];
   /** 👍 / 👎 buttons under each run's answer. Default `true`. */
   feedback?: boolean;
+  /** Offered when someone opens a DM with the bot (gateway). Default: none. */
+  suggestedPrompts?: SlackSuggestedPrompts;
   /** The gateway calls it once per recorded feedback click (after logging it); must not throw. */
   onFeedback?: (feedback: SlackFeedback) => void;
   /** The run now active in a thread (workers), to name it in the feedback buttons. Default: unknown. */
@@ -83,6 +86,7 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
       if (options.watchedReactions !== undefined) inboundOptions.watchedReactions = options.watchedReactions;
       if (options.recipients !== undefined) inboundOptions.recipients = options.recipients;
       if (options.onFeedback !== undefined) inboundOptions.onFeedback = options.onFeedback;
+      if (options.suggestedPrompts !== undefined) inboundOptions.suggestedPrompts = options.suggestedPrompts;
       inbound = new SlackInbound(inboundOptions);
       await inbound.start(target);
     },

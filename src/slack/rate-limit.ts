@@ -31,6 +31,8 @@ export const SLACK_METHOD_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "conversations.replies": { limit: 50, windowMs: MINUTE },
   "users.info": { limit: 100, windowMs: MINUTE },
   "assistant.threads.setStatus": { limit: 50, windowMs: MINUTE, bestEffort: true },
+  // "Tier 4: 100+ per minute" (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
+  "assistant.threads.setSuggestedPrompts": { limit: 100, windowMs: MINUTE, bestEffort: true },
   // Tier 3 (https://docs.rs/crate/slack-morphism/2.29.0/source/src/api/agents.rs; Slack's page names no tier).
   "agents.sessions.setStatus": { limit: 50, windowMs: MINUTE },
 };

@@ -64,6 +64,7 @@ export class FakeSlackServer {
       streaming: options.streaming ?? true,
       assistantStatus: options.assistantStatus ?? true,
       agentSessions: options.agentSessions ?? true,
+      agentView: options.agentView ?? true,
     };
     this.clock = {
       now: options.now ?? Date.now,
@@ -337,6 +338,34 @@ export class FakeSlackServer {
       thread_ts: threadTs,
       user,
       streaming_message_ts: stopped.map((message) => message.ts),
+      event_ts: this.store.nextTs(),
+    });
+  }
+
+  /**
+   * A user opens the bot's DM. An agent app (`agentView`) gets `app_home_opened` with `tab: "messages"`
+   * (https://docs.slack.dev/ai/migrating-to-agent-messaging/: it "replaces the assistant_thread_started
+   * event"); a legacy assistant app gets `assistant_thread_started` for a new thread
+   * (https://docs.slack.dev/reference/events/assistant_thread_started).
+   */
+  openDm(user: string, channel: string): Delivery {
+    if (this.config.agentView) {
+      return this.event({
+        type: "app_home_opened",
+        user,
+        channel,
+        tab: "messages",
+        event_ts: this.store.nextTs(),
+      });
+    }
+    return this.event({
+      type: "assistant_thread_started",
+      assistant_thread: {
+        user_id: user,
+        channel_id: channel,
+        thread_ts: this.store.nextTs(),
+        context: { channel_id: "C0GENERAL", team_id: this.config.teamId, enterprise_id: null },
+      },
       event_ts: this.store.nextTs(),
     });
   }

@@ -64,6 +64,15 @@ export interface FakeEphemeral {
   threadTs?: string;
 }
 
+/** Prompts Slack shows in a DM (`assistant.threads.setSuggestedPrompts`), as it took them. */
+export interface FakeSuggestedPrompts {
+  channel: string;
+  /** The assistant thread (legacy assistant experience); absent for an agent app's DM. */
+  threadTs?: string;
+  title?: string;
+  prompts: { title: string; message: string }[];
+}
+
 /** A thread status (`assistant.threads.setStatus`). */
 export interface FakeStatus {
   channel: string;
@@ -81,6 +90,8 @@ export class FakeSlackStore extends EventEmitter {
   readonly calls: ApiCall[] = [];
   readonly ephemerals: FakeEphemeral[] = [];
   readonly statuses: FakeStatus[] = [];
+  /** Suggested prompts Slack took, oldest first (calls it ignored are not here). */
+  readonly suggestedPrompts: FakeSuggestedPrompts[] = [];
   /** Agent sessions by `channel:thread_ts`. */
   readonly sessions = new Map<string, FakeSession>();
   readonly users = new Map<string, string>();

@@ -22,6 +22,11 @@ export interface FakeSlackConfig {
   assistantStatus: boolean;
   /** `agents.sessions.setStatus` exists (else `unknown_method`, a workspace before agent sessions). */
   agentSessions: boolean;
+  /**
+   * The app is an agent (`agent_view`, the Agent messaging experience) rather than a legacy assistant
+   * (`assistant_view`): suggested prompts sent with a `thread_ts` are silently dropped.
+   */
+  agentView: boolean;
 }
 
 /** A Web API answer: Slack's JSON (`ok` added by the server). */
@@ -191,6 +196,41 @@ const HANDLERS: Record<string, Handler> = {
     ctx.store.changed();
     return { ok: true };
   },
+  // https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts: `channel_id` and
+  // `prompts` (each with its `title` and `message`) required, "up to four suggested prompts"; "The
+  // thread_ts parameter should only be used in the legacy assistant messaging experience. Including it in
+  // a call for an agent app will cause the call to silently fail."
+  "assistant.threads.setSuggestedPrompts": (args, ctx) => {
+    const channel = String(args.channel_id ?? "");
+    if (channel === "") return fail("channel_not_found");
+    const prompts = args.prompts;
+    const valid =
+      Array.isArray(prompts) &&
+      prompts.length >= 1 &&
+      prompts.length <= 4 &&
+      prompts.every(
+        (prompt: { title?: unknown; message?: unknown }) =>
+          typeof prompt?.title === "string" &&
+          prompt.title !== "" &&
+          typeof prompt.message === "string" &&
+          prompt.message !== "",
+      );
+    if (!valid) return fail("invalid_arguments");
+    const threadTs = args.thread_ts === undefined ? undefined : String(args.thread_ts);
+    if (threadTs !== undefined && ctx.config.agentView) return { ok: true };
+    if (threadTs === undefined && !ctx.config.agentView) return fail("invalid_thread_ts");
+    ctx.store.suggestedPrompts.push({
+      channel,
+      ...(threadTs !== undefined ? { threadTs } : {}),
+      ...(args.title !== undefined ? { title: String(args.title) } : {}),
+      prompts: (prompts as { title: string; message: string }[]).map(({ title, message }) => ({
+        title,
+        message,
+      })),
+    });
+    ctx.store.changed();
+    return { ok: true };
+  },
   "users.info": (args, ctx) => {
     const id = String(args.user ?? "");
     const name = ctx.store.users.get(id);
@@ -225,7 +265,7 @@ export function handleWebApi(
   return handler ? handler(args, ctx) : fail("unknown_method");
 }
 
-const JSON_FIELDS = new Set(["blocks", "attachments", "chunks", "metadata", "unfurls"]);
+const JSON_FIELDS = new Set(["blocks", "attachments", "chunks", "metadata", "unfurls", "prompts"]);
 
 /** Form (WebClient's default) or JSON bodies; JSON-valued form fields (blocks, chunks…) parsed. */
 export function parseArgs(raw: string, contentType: string | undefined): Record<string, unknown> {

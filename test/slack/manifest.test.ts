@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../../src/config/index.js";
 
 interface Manifest {
   display_information: { long_description: string };
@@ -31,10 +32,8 @@ describe("slack/manifest.json", () => {
     // https://docs.slack.dev/ai/agent-sessions: only apps declared as agents can create sessions.
     expect(manifest.features.agent_view?.agent_description).toBeTruthy();
     expect(manifest.features.assistant_view?.assistant_description).toBeTruthy();
-    for (const prompt of manifest.features.agent_view?.suggested_prompts ?? []) {
-      expect(prompt.title.length).toBeGreaterThan(0);
-      expect(prompt.message.length).toBeGreaterThan(0);
-    }
+    // The manifest's static prompts are the ones the gateway sets by default.
+    expect(manifest.features.agent_view?.suggested_prompts).toEqual(DEFAULT_SUGGESTED_PROMPTS);
     // agents.sessions.setStatus and chat.*Stream need chat:write; agents carry assistant:write.
     expect(manifest.oauth_config.scopes.bot).toEqual(
       expect.arrayContaining(["chat:write", "assistant:write"]),
