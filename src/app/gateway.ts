@@ -37,7 +37,9 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   if (hint) log.warn({ setting: "OPENAI_API_KEY or OPENAI_BASE_URL" }, hint);
   for (const platform of options.platforms) {
     const gateway = createGateway({ intake, outbound: platform.outbound, config, log });
-    await platform.start(restrictInbound(gateway, options.config?.allow));
+    await platform.start(
+      restrictInbound(gateway, options.config?.allow, { outbound: platform.outbound, log }),
+    );
     log.info({ platform: platform.platform }, "gateway receiving events");
   }
   return {
