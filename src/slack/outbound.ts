@@ -82,6 +82,8 @@ const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
  * lifetime is reached, and when Slack refuses more, so no text is lost), and the stream is stopped when
  * the text changes otherwise (then the first message is updated with `chat.update` and its continuations
  * are deleted), when another message is posted in the thread, or when the run ends (`setStatus(null)`).
+ * At the run's end the last message of its answer gets the 👍 / 👎 feedback buttons naming the run
+ * (`chat.stopStream` blocks, or a final `chat.update` of a posted-and-edited message; see `feedback`).
  * Support is detected once per workspace (and process): `unknown_method` / `not_allowed` and similar
  * answers switch the workspace to post + edit.
  *
