@@ -50,3 +50,4 @@ export { MIN_SPLIT_CHARS, pieceText, planSplit, type SplitPiece, splitMessage } 
 export * from "./thread-ref.js";
 export { ThreadSerial, type ThreadSerialOptions } from "./thread-serial.js";
 export type * from "./types.js";
+export { CHAT_OUTBOUND_METHODS } from "./types.js";

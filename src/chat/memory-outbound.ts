@@ -1,19 +1,16 @@
 import { approvalCardText } from "./render/approval-text.js";
 import { threadId } from "./thread-ref.js";
-import type { ApprovalCard, ChatOutbound, OutboundLimits, PostedMessage, ThreadRef } from "./types.js";
+import {
+  type ApprovalCard,
+  CHAT_OUTBOUND_METHODS,
+  type ChatOutbound,
+  type OutboundLimits,
+  type PostedMessage,
+  type ThreadRef,
+} from "./types.js";
 
 /** The {@link ChatOutbound} methods, in declaration order. */
-export const OUTBOUND_OPERATIONS = [
-  "post",
-  "edit",
-  "delete",
-  "react",
-  "unreact",
-  "setStatus",
-  "postApproval",
-  "updateApproval",
-  "notify",
-] as const;
+export const OUTBOUND_OPERATIONS = CHAT_OUTBOUND_METHODS;
 
 /** A {@link ChatOutbound} method, as recorded by {@link MemoryOutbound}. */
 export type OutboundOperation = (typeof OUTBOUND_OPERATIONS)[number];

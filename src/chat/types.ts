@@ -164,6 +164,22 @@ export interface ApprovalShown {
  * The few operations a worker needs to show a run in a chat. Implementations are REST clients (no
  * gateway connection). Every method may reject with a platform error; callers log and carry on.
  */
+/**
+ * The methods every {@link ChatOutbound} has, in declaration order (the optional extras such as `toolTasks`
+ * are not listed). Wrappers that intercept every call (tracing, recording doubles) iterate this list.
+ */
+export const CHAT_OUTBOUND_METHODS = [
+  "post",
+  "edit",
+  "delete",
+  "react",
+  "unreact",
+  "setStatus",
+  "postApproval",
+  "updateApproval",
+  "notify",
+] as const;
+
 export interface ChatOutbound {
   readonly limits: OutboundLimits;
   /**

@@ -10,7 +10,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { AgentEvent, AgentLoopConfig, AssistantMessage, StreamFn } from "../agent/index.js";
-import type { ChatOutbound } from "../chat/index.js";
+import { CHAT_OUTBOUND_METHODS, type ChatOutbound } from "../chat/index.js";
 import { type PriceTable, priceMessage } from "./pricing.js";
 import type { RunJobData } from "./queue.js";
 import type { RunObserver } from "./setup.js";
@@ -36,17 +36,7 @@ const COUNTED_CHAT_METHODS: Readonly<Record<string, string>> = {
 };
 
 /** The chat calls that are traced (each, or counted: {@link COUNTED_CHAT_METHODS}). */
-const CHAT_METHODS = [
-  "post",
-  "edit",
-  "delete",
-  "react",
-  "unreact",
-  "setStatus",
-  "postApproval",
-  "updateApproval",
-  "notify",
-] as const;
+const CHAT_METHODS = CHAT_OUTBOUND_METHODS;
 
 /** `target` with `overrides` in front; its other members are read from it and its methods bound to it. */
 function delegate<T extends object>(target: T, overrides: Record<string, unknown>): T {
