@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdir, readlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { collectLines } from "../support/process.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** tsx by path: the child runs in folders without node_modules. */
@@ -30,15 +31,7 @@ export class CliChild {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   private constructor(private readonly child: ChildProcess) {
-    let buffer = "";
-    const onData = (data: Buffer) => {
-      buffer += data.toString("utf8");
-      const parts = buffer.split("\n");
-      buffer = parts.pop() ?? "";
-      this.lines.push(...parts);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
+    collectLines(child, this.lines);
     live.add(child);
     this.exited = new Promise((done) =>
       child.on("exit", (code, signal) => {

@@ -9,6 +9,19 @@ process.on("exit", () => {
   for (const child of live) child.kill("SIGKILL");
 });
 
+/** Appends every complete stdout/stderr line of `child` to `lines` (a partial last line waits for its end). */
+export function collectLines(child: ChildProcess, lines: string[]): void {
+  let buffer = "";
+  const onData = (data: Buffer) => {
+    buffer += data.toString("utf8");
+    const parts = buffer.split("\n");
+    buffer = parts.pop() ?? "";
+    lines.push(...parts);
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+}
+
 /** A `threadline` CLI process (gateway or worker) started from the sources with tsx. */
 export class CliProcess {
   /** Every stdout/stderr line so far (JSON logs and anything else). */
@@ -19,15 +32,7 @@ export class CliProcess {
     readonly role: string,
     private readonly child: ChildProcess,
   ) {
-    let buffer = "";
-    const onData = (data: Buffer) => {
-      buffer += data.toString("utf8");
-      const parts = buffer.split("\n");
-      buffer = parts.pop() ?? "";
-      this.lines.push(...parts);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
+    collectLines(child, this.lines);
     live.add(child);
     this.exited = new Promise((done) =>
       child.on("exit", (code) => {
