@@ -11,7 +11,7 @@ import {
 } from "../llm/index.js";
 import { slackClientOptions } from "../slack/index.js";
 import { redisServerVersion } from "./embedded-redis.js";
-import { checkRedisCluster, clusterNodeAtUrl } from "./redis-check.js";
+import { checkRedisCluster, clusterNodeAtUrl, within } from "./redis-check.js";
 
 /** One line of the doctor's report. */
 export interface DoctorCheck {
@@ -54,10 +54,7 @@ async function checkRedis(env: Env): Promise<DoctorCheck> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   redis.on("error", () => {});
   try {
-    await Promise.race([
-      redis.connect().then(() => redis.ping()),
-      new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 3 s")), 3000)),
-    ]);
+    await within(redis.connect().then(() => redis.ping()));
     const clustered = await clusterNodeAtUrl(redis, url);
     if (clustered) return clustered;
     return { name: "Redis", ok: true, detail: `answers at ${new URL(url).host}` };

@@ -5,13 +5,13 @@ import { describeRedisTarget } from "./redis.js";
 
 const TIMEOUT_MS = 3000;
 
-function within<T>(promise: Promise<T>): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS),
-    ),
-  ]);
+/** `promise`, or a rejection "no answer within N s" after `ms`; the timer is cleared either way. */
+export function within<T>(promise: Promise<T>, ms = TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

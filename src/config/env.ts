@@ -77,6 +77,9 @@ const reactionNames = z
   });
 
 /** Discord shard ids: `0,1` or ranges `0-3,8`; empty or unset = `[]` (all shards of the count). */
+/** The most shard ids one range may name. */
+const MAX_SHARD_RANGE = 10_000;
+
 const shardIds = z
   .string()
   .optional()
@@ -91,6 +94,21 @@ const shardIds = z
       }
       const first = Number(match[1]);
       const last = Number(match[2] ?? match[1]);
+      if (last < first) {
+        ctx.addIssue({
+          code: "custom",
+          message: `the range ${item} runs backwards; write it as ${last}-${first}`,
+        });
+        return ids;
+      }
+      // Discord caps a bot's shards far below this; a bigger range is a typo, not a plan.
+      if (last - first >= MAX_SHARD_RANGE) {
+        ctx.addIssue({
+          code: "custom",
+          message: `the range ${item} names more than ${MAX_SHARD_RANGE} shards`,
+        });
+        return ids;
+      }
       for (let id = first; id <= last; id++) ids.push(id);
     }
     return [...new Set(ids)].sort((a, b) => a - b);

@@ -151,5 +151,8 @@ describe("stopping a worker or gateway whose Redis went away", () => {
     gateway.signal("SIGTERM");
     expect(await worker.exitWithin(2000 + SLACK_MS)).not.toBe("still running");
     expect(await gateway.exitWithin(2000 + SLACK_MS)).not.toBe("still running");
+    // Stopped by the deadline, not crashed by the signal: each exits on its own.
+    expect((await worker.exited).signal).toBeNull();
+    expect((await gateway.exited).signal).toBeNull();
   }, 90_000);
 });

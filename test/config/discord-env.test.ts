@@ -32,6 +32,23 @@ describe("Discord settings in the environment", () => {
     expect(env.DISCORD_DIRECT_MESSAGES).toBe(false);
   });
 
+  it("refuses a backwards range and a range too big to be meant, with a config error instead of a crash", () => {
+    const problems = (vars: Record<string, string>) => {
+      try {
+        parseEnv(vars);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems.join("\n");
+      }
+    };
+    expect(problems({ DISCORD_SHARD_COUNT: "8", DISCORD_SHARD_IDS: "3-1" })).toContain(
+      "runs backwards; write it as 1-3",
+    );
+    expect(problems({ DISCORD_SHARD_COUNT: "8", DISCORD_SHARD_IDS: "0-50000000" })).toContain(
+      "more than 10000 shards",
+    );
+  });
+
   it("explains inconsistent shard settings", () => {
     const problems = (vars: Record<string, string>) => {
       try {
