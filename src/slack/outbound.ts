@@ -161,9 +161,14 @@ export class SlackOutbound implements ChatOutbound {
       }
       // A rewrite (a progress line changed): one message again, updated as a whole.
       this.streams.delete(messageId);
-      await reply.stop("processing");
-      await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
-      for (const ts of reply.messageTs.slice(1)) await this.deleteMessage(thread, ts);
+      try {
+        await reply.stop("processing");
+        await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
+      } finally {
+        // The continuations go even when the update failed: a later edit updates only the first message
+        // with the whole text, and their text would show twice.
+        for (const ts of reply.messageTs.slice(1)) await this.deleteMessage(thread, ts);
+      }
       this.answers.edited(thread, messageId, text, true);
       return;
     }

@@ -147,6 +147,19 @@ describe("native streams that never lose text", () => {
     expect(slack.store.calls.filter((call) => call.outcome === "msg_too_long")).toEqual([]);
   });
 
+  it("a rewrite whose chat.update fails still removes the continuations, so no text shows twice", async () => {
+    const { outbound, thread, root } = await setup();
+    const answer = longAnswer(30_000);
+    const { id } = await outbound.post(thread, "Start.");
+    await outbound.edit(thread, id, `Start.${answer}`); // several messages: the first and its continuations
+    slack.failNext("chat.update", { error: "internal_error" });
+    await expect(outbound.edit(thread, id, "Rewritten.")).rejects.toThrow();
+    await outbound.edit(thread, id, "Rewritten, again.");
+    await outbound.setStatus(thread, null);
+    const live = slack.store.botMessages("C1", root.ts, slack.config.botUserId).filter((m) => !m.deleted);
+    expect(live.map((message) => message.text)).toEqual(["Rewritten, again."]);
+  });
+
   it("drives the agent session: processing (titled), suspended while a card waits, processing, active", async () => {
     const { outbound, thread, root } = await setup();
     await outbound.setStatus(thread, "is thinking…");
