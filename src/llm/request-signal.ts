@@ -21,7 +21,9 @@ export class RequestSignal {
     this.signal = controller.signal;
     if (caller) {
       this.forward = () => controller.abort(caller.reason);
-      caller.addEventListener("abort", this.forward, { once: true });
+      // A caller that aborted already (during a retry's wait) fires no "abort" event any more.
+      if (caller.aborted) controller.abort(caller.reason);
+      else caller.addEventListener("abort", this.forward, { once: true });
     }
   }
 

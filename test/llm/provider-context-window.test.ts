@@ -101,6 +101,39 @@ describe("a context-exceeded error shrinks the context and retries once", () => 
     expect(retried.messages.map((m) => m.content)).toEqual(["the latest question"]);
   });
 
+  it("a stop while the context is being cut ends the request aborted: the smaller request is never sent", async () => {
+    server.enqueue(
+      {
+        kind: "error",
+        status: 400,
+        body: {
+          error: {
+            message: "the request exceeds the available context size",
+            type: "exceed_context_size_error",
+            n_ctx: 1024,
+          },
+        },
+      },
+      textReply("must not be asked"),
+    );
+    const controller = new AbortController();
+    const streamFn = createOpenAIStreamFn({
+      maxRetries: 0,
+      onContextExceeded: ({ context }) => {
+        controller.abort(); // the user stops the run while the thread is shrunk
+        return { ...context, messages: context.messages.slice(-1) };
+      },
+    });
+    const stream = await streamFn(
+      fakeModel(server),
+      { systemPrompt: "", messages: history },
+      { signal: controller.signal },
+    );
+    const message = await stream.result();
+    expect(message.stopReason).toBe("aborted");
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("OpenAI / vLLM wording without a hook fails with a readable sentence naming the window", async () => {
     server.enqueue({
       kind: "error",

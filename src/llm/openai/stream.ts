@@ -208,8 +208,14 @@ async function streamChat(
         return;
       }
       const described = describeOpenAIFailure(err, failure);
-      if (described.kind === "context-exceeded" && attempt === 0 && provider.onContextExceeded) {
+      // Retried only before any answer streamed (a partial answer stays as it is) and never after a stop.
+      const retryable = !failure.streamStarted && attempt === 0 && provider.onContextExceeded;
+      if (described.kind === "context-exceeded" && retryable) {
         const smaller = await smallerContext(provider, { model, context: current, failure: described });
+        if (options.signal?.aborted) {
+          accumulator.fail("aborted", ABORTED_MESSAGE);
+          return;
+        }
         if (smaller) {
           current = smaller;
           continue;
