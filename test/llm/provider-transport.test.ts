@@ -150,6 +150,25 @@ describe("output caps (issue 12)", () => {
     await expect(server.requests[0]?.outcome).resolves.toBe("client-disconnected");
   });
 
+  it("a whole-body JSON answer is held to maxOutputChars too", async () => {
+    server.enqueue({
+      kind: "json",
+      body: {
+        id: "chatcmpl-huge",
+        object: "chat.completion",
+        model: "fake-model",
+        choices: [
+          { index: 0, finish_reason: "stop", message: { role: "assistant", content: "y".repeat(5000) } },
+        ],
+      },
+    });
+    const { message } = await request(server, { provider: { maxOutputChars: 100 } });
+    expect(message.stopReason).toBe("length");
+    const text = message.content[0]?.type === "text" ? message.content[0].text : "";
+    expect(text.endsWith(cutNote(100))).toBe(true);
+    expect(text.length).toBeLessThan(100 + cutNote(100).length + 20);
+  });
+
   it("sends a default max_tokens: a quarter of the context window, at most the model's maxTokens", async () => {
     server.enqueue(textReply("a"), textReply("b"), textReply("c"));
     await request(server, { model: fakeModel(server, { contextWindow: 4096 }) });

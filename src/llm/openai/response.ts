@@ -1,5 +1,5 @@
 import { APIError } from "openai";
-import { type FailureContext, STREAM_CLOSED_MESSAGE } from "../provider-errors.js";
+import { STREAM_CLOSED_MESSAGE } from "../provider-errors.js";
 import type { RequestSignal } from "../request-signal.js";
 import { SseParser } from "../sse.js";
 import type { ChatChunk, ChatChunkAccumulator, ChatToolCallDelta } from "./chunks.js";
@@ -7,8 +7,6 @@ import type { ChatChunk, ChatChunkAccumulator, ChatToolCallDelta } from "./chunk
 /** Limits and context of {@link readChatResponse}. */
 export interface ReadChatResponseOptions {
   maxOutputChars: number;
-  callerSignal: AbortSignal | undefined;
-  failure: FailureContext;
 }
 
 /** Data-only keep-alives some relays send (`data: : keep-alive`, `data: ping`); never an answer. */
@@ -32,8 +30,9 @@ export async function readChatResponse(
   if (type.includes("application/json")) {
     const text = await response.text();
     request.touch();
-    if (readJsonAnswer(text, accumulator, response.headers)) {
-      accumulator.finish();
+    if (readJsonAnswer(text, accumulator, response.headers, options.maxOutputChars)) {
+      if (accumulator.outputChars > options.maxOutputChars) accumulator.cutOff(options.maxOutputChars);
+      else accumulator.finish();
       return;
     }
     // Not a completion object: some servers label SSE as JSON.
@@ -99,7 +98,12 @@ interface CompletionMessage {
 }
 
 /** Feeds a non-streamed completion as one chunk; false when `text` is not a completion object. */
-function readJsonAnswer(text: string, accumulator: ChatChunkAccumulator, headers: Headers): boolean {
+function readJsonAnswer(
+  text: string,
+  accumulator: ChatChunkAccumulator,
+  headers: Headers,
+  maxOutputChars: number,
+): boolean {
   let parsed: {
     id?: string;
     model?: string;
@@ -119,6 +123,11 @@ function readJsonAnswer(text: string, accumulator: ChatChunkAccumulator, headers
   if (!choice?.message) return false;
   const message = choice.message;
   const delta = { ...message } as NonNullable<NonNullable<ChatChunk["choices"]>[number]["delta"]>;
+  // The answer cap holds for a whole-body answer too: keep one character past it, so the cut is seen.
+  if (typeof delta.content === "string" && delta.content.length > maxOutputChars) {
+    delta.content = delta.content.slice(0, maxOutputChars + 1);
+    delete delta.tool_calls;
+  }
   if (Array.isArray(message.tool_calls)) {
     delta.tool_calls = message.tool_calls.map((call, index) => ({ ...call, index: call.index ?? index }));
   }

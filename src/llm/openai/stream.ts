@@ -194,8 +194,6 @@ async function streamChat(
       request.touch();
       await readChatResponse(response, accumulator, request, {
         maxOutputChars: provider.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
-        callerSignal: options.signal,
-        failure,
       });
       return;
     } catch (err) {
