@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { z } from "zod";
-import type { ChatUser, ReactionNames } from "../chat/index.js";
+import { APPROVAL_DECISIONS, type ChatUser, type ReactionNames } from "../chat/index.js";
 import { createHostAllowlist, type HostAllowlist } from "./allowed-hosts.js";
 import type { PlaygroundActions } from "./api.js";
 import type { LiveUpdates } from "./live.js";
@@ -65,10 +65,10 @@ const bodies = {
   message: z.object({ user, text }),
   user: z.object({ user }),
   reaction: z.object({ user, emoji: z.string().regex(/^[a-z0-9_+'-]{1,64}$/), added: z.boolean() }),
-  // Mirrors ApprovalDecision (APPROVAL_DECISIONS in src/chat); anything else is a 400, never a click.
+  // The decisions every platform accepts; anything else is a 400, never a click.
   button: z.object({
     user,
-    decision: z.enum(["approve", "deny", "always", "alwaysThread"]),
+    decision: z.enum(APPROVAL_DECISIONS),
     reason: z.string().max(500).optional(),
   }),
 };

@@ -152,9 +152,13 @@ export function appendStream(
   message: FakeMessage,
 ): ApiReply {
   if (!streamOpen(message, ctx.clock)) return fail("message_not_in_streaming_state");
-  const text = addedText(args, message);
+  // Validated first, applied only once accepted: Slack keeps nothing of a refused call, task cards included.
+  const text = addedText(args, undefined);
   if (typeof text !== "string") return text;
-  return accept(ctx, message, text) ?? { ok: true, channel: message.channel, ts: message.ts };
+  const refused = accept(ctx, message, text);
+  if (refused) return refused;
+  addedText(args, message);
+  return { ok: true, channel: message.channel, ts: message.ts };
 }
 
 /** `chat.stopStream`: the last text, blocks at the bottom, and the session's status (default `active`). */
@@ -171,10 +175,11 @@ export function stopStream(
     const errors = Array.isArray(args.blocks) ? blockErrors(args.blocks) : ["blocks: must be a list"];
     if (errors.length > 0) return { ok: false, error: "invalid_blocks", errors } as ApiReply;
   }
-  const text = addedText(args, message);
+  const text = addedText(args, undefined);
   if (typeof text !== "string") return text;
   const refused = accept(ctx, message, text);
   if (refused) return refused;
+  addedText(args, message);
   if (Array.isArray(args.blocks)) message.footerBlocks = args.blocks;
   message.streaming = false;
   const session = message.threadTs ? ctx.store.session(message.channel, message.threadTs) : undefined;
