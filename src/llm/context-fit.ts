@@ -52,14 +52,12 @@ export function fitMessages(
 ): LlmContext | undefined {
   const messages = context.messages;
   let used = 0;
-  let start = messages.length;
   let cut: number | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     used += counter.message(messages[i] as Message);
     if (used > budget) break;
-    start = i;
     if ((messages[i] as Message).role === "user") cut = i;
   }
-  if (cut === undefined || start > cut) return undefined;
+  if (cut === undefined) return undefined;
   return { ...context, messages: messages.slice(cut) };
 }

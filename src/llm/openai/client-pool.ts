@@ -7,7 +7,7 @@ export type OpenAIFetch = NonNullable<ClientOptions["fetch"]>;
 export interface OpenAIClientPoolOptions {
   /** Headers on every request (per-model and per-request headers are added on top). */
   defaultHeaders?: Record<string, string>;
-  /** A custom `fetch` (e.g. {@link createNodeHttpFetch}). Default: Node's global `fetch`. */
+  /** A custom `fetch` (the provider passes `createHttpFetch()`, an undici keep-alive agent). Default: the global `fetch`. */
   fetch?: OpenAIFetch;
   /** `OpenAI-Organization` header. Default: none (the SDK's `OPENAI_ORG_ID` lookup is disabled). */
   organization?: string;

@@ -1,9 +1,8 @@
-import { APIError } from "openai";
 import { createHttpFetch, type HttpFetch } from "../http-fetch.js";
 import { displayBaseURL } from "../provider-errors.js";
 import type { ProbeOptions, ProbeResult } from "../providers.js";
 import { authHeaders, OpenAIClientPool } from "./client-pool.js";
-import { describeOpenAIFailure } from "./errors.js";
+import { describeOpenAIFailure, openAIErrorStatus } from "./errors.js";
 
 /**
  * The context window a `GET /models` entry reports, in tokens: llama.cpp `meta.n_ctx` (the running
@@ -110,7 +109,7 @@ async function probe(options: ProbeOptions, pool: OpenAIClientPool): Promise<Pro
     }
     listedWindow = contextWindowOf(entryFor(page.data, options.model));
   } catch (err) {
-    const status = err instanceof APIError ? err.status : undefined;
+    const status = openAIErrorStatus(err);
     // A server without a model list (404/405/501…) may still serve chat; anything else is final.
     const listUnsupported = status !== undefined && status !== 401 && status !== 403 && status !== 429;
     if (!listUnsupported) {
