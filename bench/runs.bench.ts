@@ -63,7 +63,6 @@ import {
 import {
   type ChatUser,
   type IncomingMessage,
-  MemoryOutbound,
   parseThreadId,
   type ThreadRef,
   threadId,
@@ -81,6 +80,7 @@ import {
   startRunWorker,
   type ToolRunContext,
 } from "../src/runs/index.js";
+import { MemoryOutbound } from "../test/fakes/memory-outbound.js";
 import { chunks, FakeOpenAIServer, type FakeReply } from "../test/fakes/openai-server.js";
 import { zeroUsage } from "../test/fakes/scripted-model.js";
 import { connect, deletePrefix, requireRedis } from "../test/support/redis.js";

@@ -1,13 +1,12 @@
 /**
  * Threadline's platform-neutral chat port: thread references, the inbound/outbound types every platform
- * adapter implements, an in-memory outbound, and the rendering of runs (streamed replies, progress lines,
- * approval-card text, Markdown dialects, message splitting).
+ * adapter implements, and the rendering of runs (streamed replies, progress lines, approval-card text,
+ * Markdown dialects, message splitting).
  */
 
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export { watchApprovals } from "./approval-watch.js";
 export type * from "./inbound.js";
-export * from "./memory-outbound.js";
 export * from "./reactions.js";
 export {
   type ApprovalButtonLabels,

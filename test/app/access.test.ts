@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { CHANNEL_REFUSED_NOTICE, restrictInbound, USER_REFUSED_NOTICE } from "../../src/app/access.js";
-import {
-  type ChatInbound,
-  type ChatUser,
-  type IncomingMessage,
-  MemoryOutbound,
-  type ThreadRef,
-} from "../../src/chat/index.js";
+import type { ChatInbound, ChatUser, IncomingMessage, ThreadRef } from "../../src/chat/index.js";
 import type { RunLogger } from "../../src/runs/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 
 const ada: ChatUser = { id: "U-ada", name: "Ada" };
 const bob: ChatUser = { id: "U-bob", name: "Bob" };

@@ -2,8 +2,8 @@
 // that executes one run job of the queue under THREADLINE_PREFIX, flushes its spans and exits.
 import { defaultConvertToLlm } from "../../src/agent/index.js";
 import { startTracing } from "../../src/app/tracing.js";
-import { MemoryOutbound } from "../../src/chat/index.js";
 import { runsConfig, startRunWorker } from "../../src/runs/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
 import { connect } from "../support/redis.js";
 

@@ -3,12 +3,12 @@ import type { AgentEvent } from "../../src/agent/index.js";
 import {
   createRunRenderer,
   DEFAULT_REPLY_MAX_MESSAGES,
-  MemoryOutbound,
   type OutboundLimits,
   type RunRendererOptions,
   type RunStats,
   type ThreadRef,
 } from "../../src/chat/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { events as e } from "./events.js";
 import { ManualClock, settle } from "./manual-clock.js";
 

@@ -4,13 +4,13 @@ import {
   type ApprovalCard,
   type ChatOutbound,
   createRunRenderer,
-  MemoryOutbound,
   type PostedMessage,
   type ReplyPart,
   type RunStats,
   type ThreadRef,
   watchApprovals,
 } from "../../src/chat/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { events as e } from "./events.js";
 import { ManualClock, settle } from "./manual-clock.js";
 

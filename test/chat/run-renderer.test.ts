@@ -3,13 +3,13 @@ import { z } from "zod";
 import { Agent, type AgentEvent } from "../../src/agent/index.js";
 import {
   createRunRenderer,
-  MemoryOutbound,
   type OutboundLimits,
   type RenderOperation,
   type RunStats,
   type ThreadRef,
   threadId,
 } from "../../src/chat/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
 import { events as e } from "./events.js";
 import { ManualClock, settle } from "./manual-clock.js";

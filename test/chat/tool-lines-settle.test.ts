@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, ToolResultMessage } from "../../src/agent/index.js";
-import { createRunRenderer, MemoryOutbound, type RunOutcome, type ThreadRef } from "../../src/chat/index.js";
+import { createRunRenderer, type RunOutcome, type ThreadRef } from "../../src/chat/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/runs/recovery.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { events as e } from "./events.js";
 import { ManualClock, settle } from "./manual-clock.js";
 

@@ -1,7 +1,8 @@
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type IncomingMessage, MemoryOutbound, type ThreadRef } from "../../src/chat/index.js";
+import type { IncomingMessage, ThreadRef } from "../../src/chat/index.js";
 import { createGateway, createRunQueue, Intake, type RunQueue, runsConfig } from "../../src/runs/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
 const thread: ThreadRef = { platform: "slack", workspace: "T1", channel: "C1", thread: "200.1" };

@@ -1,13 +1,7 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { type AgentMessage, defaultConvertToLlm } from "../../src/agent/index.js";
-import {
-  type ChatUser,
-  type IncomingMessage,
-  MemoryOutbound,
-  type ThreadRef,
-  threadId,
-} from "../../src/chat/index.js";
+import { type ChatUser, type IncomingMessage, type ThreadRef, threadId } from "../../src/chat/index.js";
 import {
   type AgentSetup,
   createRunQueue,
@@ -21,6 +15,7 @@ import {
   ThreadStore,
   threadKeys,
 } from "../../src/runs/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type IncomingMessage, MemoryOutbound, type ThreadRef } from "../../src/chat/index.js";
+import type { IncomingMessage, ThreadRef } from "../../src/chat/index.js";
 import {
   createGateway,
   createRunQueue,
@@ -10,6 +10,7 @@ import {
   type RunQueue,
   runsConfig,
 } from "../../src/runs/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { PrivateRedis } from "../support/private-redis.js";
 import { uniquePrefix } from "../support/redis.js";
 

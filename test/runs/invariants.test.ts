@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolResultMessage } from "../../src/agent/index.js";
-import { type ApprovalCard, MemoryOutbound, threadId } from "../../src/chat/index.js";
+import { type ApprovalCard, threadId } from "../../src/chat/index.js";
 import { createGateway, eventsChannel, STOP_IDLE_TEXT, STOP_REFUSED_TEXT } from "../../src/runs/index.js";
 import { callKey } from "../../src/runs/recovery.js";
 import { ThreadScripts } from "../../src/runs/thread-scripts.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { connect } from "../support/redis.js";
 import { alice, bob, carol, gatedTool, instantTool, RunsHarness } from "./harness.js";
 

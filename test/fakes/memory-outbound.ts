@@ -1,13 +1,13 @@
-import { approvalCardText } from "./render/approval-text.js";
-import { threadId } from "./thread-ref.js";
 import {
   type ApprovalCard,
+  approvalCardText,
   CHAT_OUTBOUND_METHODS,
   type ChatOutbound,
   type OutboundLimits,
   type PostedMessage,
   type ThreadRef,
-} from "./types.js";
+  threadId,
+} from "../../src/chat/index.js";
 
 /** The {@link ChatOutbound} methods, in declaration order. */
 export const OUTBOUND_OPERATIONS = CHAT_OUTBOUND_METHODS;
@@ -91,7 +91,8 @@ type Waiter = { predicate: (chat: MemoryOutbound) => boolean; resolve: () => voi
 const DEFAULT_LIMITS: OutboundLimits = { maxMessageChars: 4000, minEditIntervalMs: 0, dialect: "markdown" };
 
 /**
- * An in-memory chat implementing {@link ChatOutbound}, for tests, benchmarks and the local playground.
+ * An in-memory chat implementing {@link ChatOutbound}, for tests and benchmarks (a test double: it is not
+ * part of `src/`, and the playground has its own outbound).
  *
  * Every call is applied (and recorded in {@link MemoryOutbound.ops}) synchronously when it is made, in
  * call order, unless the outbound is {@link MemoryOutbound.pause paused}; each call costs O(1). Calls

@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type ApprovalCard,
-  MemoryOutbound,
-  MemoryOutboundError,
-  type ThreadRef,
-  threadId,
-} from "../../src/chat/index.js";
+import { type ApprovalCard, type ThreadRef, threadId } from "../../src/chat/index.js";
+import { MemoryOutbound, MemoryOutboundError } from "./memory-outbound.js";
 
 const thread: ThreadRef = { platform: "playground", workspace: "local", channel: "general", thread: "t1" };
 const other: ThreadRef = { ...thread, thread: "t2" };
