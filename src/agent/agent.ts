@@ -302,7 +302,7 @@ export class Agent {
           ? input
           : [input];
     await this.run((config, emit, signal, context) =>
-      runAgentLoop(prompts, context, config, emit, signal, this.requireStreamFn()),
+      runAgentLoop(prompts, context, config, emit, signal, this.streamFn),
     );
   }
 
@@ -319,7 +319,7 @@ export class Agent {
     if (!last) throw new Error("No messages to continue from");
     if (last.role !== "assistant") {
       await this.run((config, emit, signal, context) =>
-        runAgentLoopContinue(context, config, emit, signal, this.requireStreamFn()),
+        runAgentLoopContinue(context, config, emit, signal, this.streamFn),
       );
       return;
     }
@@ -327,22 +327,18 @@ export class Agent {
     const steering = [...interrupts, ...this.drain(this.steeringQueue, this.steeringMode)];
     if (steering.length > 0) {
       await this.run((config, emit, signal, context) =>
-        runAgentLoop(steering, context, config, emit, signal, this.requireStreamFn(), { initialPending: [] }),
+        runAgentLoop(steering, context, config, emit, signal, this.streamFn, { initialPending: [] }),
       );
       return;
     }
     const followUps = this.drain(this.followUpQueue, this.followUpMode);
     if (followUps.length > 0) {
       await this.run((config, emit, signal, context) =>
-        runAgentLoop(followUps, context, config, emit, signal, this.requireStreamFn()),
+        runAgentLoop(followUps, context, config, emit, signal, this.streamFn),
       );
       return;
     }
     throw new Error("Cannot continue from message role: assistant");
-  }
-
-  private requireStreamFn(): StreamFn | undefined {
-    return this.streamFn;
   }
 
   /** Takes the oldest (or every) ready message, marking it in flight until its `message_end`. */

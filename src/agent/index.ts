@@ -23,7 +23,6 @@ export {
   failureMessage,
   runAgentLoop,
   runAgentLoopContinue,
-  setDefaultStreamFn,
 } from "./loop.js";
 export {
   ABORTED_TOOL_TEXT,

@@ -19,21 +19,10 @@ import type {
   Usage,
 } from "./types.js";
 
-let defaultStreamFn: StreamFn | undefined;
-
-/** Sets the stream function used when none is passed explicitly. */
-export function setDefaultStreamFn(streamFn: StreamFn | undefined): void {
-  defaultStreamFn = streamFn;
-}
-
+/** There is no process-wide default (pi's `setDefaultStreamFn`): a run without a stream function is misuse. */
 function resolveStreamFn(streamFn: StreamFn | undefined): StreamFn {
-  const resolved = streamFn ?? defaultStreamFn;
-  if (!resolved) {
-    throw new Error(
-      "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().",
-    );
-  }
-  return resolved;
+  if (!streamFn) throw new Error("No stream function configured. Pass streamFn explicitly.");
+  return streamFn;
 }
 
 /** Text of the synthesized message when a turn would call the model after an abort. */

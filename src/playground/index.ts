@@ -22,7 +22,6 @@ export {
 } from "./platform.js";
 export {
   createPlaygroundServer,
-  type OtherRoutes,
   type PlaygroundInfo,
   type PlaygroundLogger,
   type PlaygroundServerOptions,

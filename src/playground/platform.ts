@@ -11,7 +11,7 @@ import {
 import { PlaygroundActions } from "./api.js";
 import { LiveUpdates } from "./live.js";
 import { PLAYGROUND_BOT, PlaygroundOutbound } from "./outbound.js";
-import { createPlaygroundServer, type OtherRoutes, type PlaygroundLogger } from "./server.js";
+import { createPlaygroundServer, type PlaygroundLogger } from "./server.js";
 import { PlaygroundStore } from "./store.js";
 
 /** Options of {@link createPlaygroundPlatform}. */
@@ -40,8 +40,6 @@ export interface PlaygroundPlatformOptions {
   /** How long threads live after their last message. Default 30 days. */
   retentionMs?: number;
   log?: PlaygroundLogger;
-  /** Other paths the gateway serves on the same port (e.g. `/healthz`, `/metrics`). */
-  otherRoutes?: OtherRoutes;
 }
 
 /** The playground as a {@link ChatPlatform}, plus where it is served. */
@@ -89,7 +87,6 @@ export function createPlaygroundPlatform(options: PlaygroundPlatformOptions): Pl
         notice: options.notice ?? null,
       };
       const serverOptions: Parameters<typeof createPlaygroundServer>[0] = { actions, store, live, info, log };
-      if (options.otherRoutes) serverOptions.otherRoutes = options.otherRoutes;
       const host = options.host ?? "127.0.0.1";
       if (options.allowedHosts) serverOptions.allowedHosts = options.allowedHosts;
       const listening = createPlaygroundServer(serverOptions);

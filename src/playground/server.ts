@@ -33,8 +33,6 @@ export interface PlaygroundServerOptions {
   live: LiveUpdates;
   info: PlaygroundInfo;
   log: PlaygroundLogger;
-  /** Serves other paths on the same port (e.g. `/healthz`, `/metrics`); resolves true when it answered. */
-  otherRoutes?: OtherRoutes;
   /**
    * Host names the playground answers to besides `localhost`, `127.0.0.1` and `[::1]`: `name` (at the
    * port it listens on) or `name:port`. A request whose `Host` — or, for a changing request, whose
@@ -43,9 +41,6 @@ export interface PlaygroundServerOptions {
    */
   allowedHosts?: readonly string[];
 }
-
-/** A handler for paths outside the playground's own; resolves true when it answered the request. */
-export type OtherRoutes = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 const MAX_BODY_BYTES = 64 * 1024;
 const ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -149,12 +144,8 @@ export function createPlaygroundServer(options: PlaygroundServerOptions): Server
       options.live.attach(res, url.searchParams.get("user") ?? undefined);
       return;
     }
-    const other = url.pathname.startsWith("/api/") ? undefined : options.otherRoutes;
-    const answered = other ? other(req, res) : Promise.resolve(false);
-    answered
-      .then(async (done) => {
-        if (!done) send(res, 200, (await route(req, url)) ?? { ok: true });
-      })
+    route(req, url)
+      .then((body) => send(res, 200, body ?? { ok: true }))
       .catch((err: unknown) => {
         if (err instanceof HttpError) return send(res, err.status, { error: err.message });
         if (err instanceof PlaygroundError) return send(res, errorStatus(err), { error: err.message });

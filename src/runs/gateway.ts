@@ -13,6 +13,7 @@ import type { Intake } from "./intake.js";
 import { DEFAULT_INTAKE_RETRY, DurableSubmit, type IntakeRetryPolicy } from "./intake-retry.js";
 import type { RunLogger } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
+import { traceGatewayOutbound, traceIntake, traceSubmit } from "./tracing.js";
 
 export interface GatewayOptions {
   intake: Intake;
@@ -47,7 +48,9 @@ export function approvalWaitingNotice(tools: readonly string[]): string {
  * resolves too (the failure is final and visible). The other handlers reject when Redis fails.
  */
 export function createGateway(options: GatewayOptions): ChatInbound {
-  const { intake, outbound, config } = options;
+  const { intake, config } = options;
+  // With tracing on, each ack and notice is a span under the message's `intake` span.
+  const outbound = traceGatewayOutbound(options.outbound);
   const log = options.log ?? SILENT_LOGGER;
   const marks = config.reactions;
   const durable = new DurableSubmit(intake, { ...DEFAULT_INTAKE_RETRY, ...options.intakeRetry }, log);
@@ -91,66 +94,68 @@ export function createGateway(options: GatewayOptions): ChatInbound {
 
   return {
     async message(message: IncomingMessage) {
-      const fields = { messageId: message.id };
-      // The mention is acknowledged at once, before any worker picks the run up.
-      const seen = message.mentionsBot
-        ? safely("react", fields, () => outbound.react(message.thread, message.id, marks.seen))
-        : Promise.resolve();
-      const result = await durable.submit(message);
-      await seen;
-      switch (result.kind) {
-        case "failed": {
-          const { attempts, error: err } = result;
-          log.error(
-            { ...fields, thread: message.thread.thread, attempts, err },
-            "message not stored; gave up",
-          );
-          await safely("react", fields, async () => {
-            await outbound.react(message.thread, message.id, marks.refused);
-            if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
-          });
-          await safely("notify", fields, () =>
-            outbound.notify(message.thread, message.author.id, NOT_STORED_NOTICE),
-          );
-          break;
-        }
-        case "queued": {
-          const emoji = queueMark(result.disposition) ?? marks.steer;
-          await safely("react", fields, async () => {
-            // The queued mark first: taking 👀 back may wait on a platform's tighter budget for removals.
-            await ackQueued(message.thread, message.id, emoji);
-            if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
-          });
-          // A text reply never decides a card: say so, or the author waits for an answer that cannot come.
-          if (result.waitingApprovals.length > 0) {
-            await safely("notify", fields, () =>
-              outbound.notify(
-                message.thread,
-                message.author.id,
-                approvalWaitingNotice(result.waitingApprovals),
-              ),
+      await traceIntake(message, async () => {
+        const fields = { messageId: message.id };
+        // The mention is acknowledged at once, before any worker picks the run up.
+        const seen = message.mentionsBot
+          ? safely("react", fields, () => outbound.react(message.thread, message.id, marks.seen))
+          : Promise.resolve();
+        const result = await traceSubmit(() => durable.submit(message));
+        await seen;
+        switch (result.kind) {
+          case "failed": {
+            const { attempts, error: err } = result;
+            log.error(
+              { ...fields, thread: message.thread.thread, attempts, err },
+              "message not stored; gave up",
             );
+            await safely("react", fields, async () => {
+              await outbound.react(message.thread, message.id, marks.refused);
+              if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
+            });
+            await safely("notify", fields, () =>
+              outbound.notify(message.thread, message.author.id, NOT_STORED_NOTICE),
+            );
+            break;
           }
-          break;
+          case "queued": {
+            const emoji = queueMark(result.disposition) ?? marks.steer;
+            await safely("react", fields, async () => {
+              // The queued mark first: taking 👀 back may wait on a platform's tighter budget for removals.
+              await ackQueued(message.thread, message.id, emoji);
+              if (message.mentionsBot) await outbound.unreact(message.thread, message.id, marks.seen);
+            });
+            // A text reply never decides a card: say so, or the author waits for an answer that cannot come.
+            if (result.waitingApprovals.length > 0) {
+              await safely("notify", fields, () =>
+                outbound.notify(
+                  message.thread,
+                  message.author.id,
+                  approvalWaitingNotice(result.waitingApprovals),
+                ),
+              );
+            }
+            break;
+          }
+          case "refused":
+            await safely("react", fields, () => outbound.react(message.thread, message.id, marks.refused));
+            await safely("notify", fields, () =>
+              outbound.notify(message.thread, message.author.id, result.reason),
+            );
+            break;
+          case "stopping":
+            await safely("react", fields, () => outbound.react(message.thread, message.id, marks.stop));
+            break;
+          case "stopRefused":
+          case "stopIdle":
+            await safely("notify", fields, () =>
+              outbound.notify(message.thread, message.author.id, result.reason),
+            );
+            break;
+          default:
+            break;
         }
-        case "refused":
-          await safely("react", fields, () => outbound.react(message.thread, message.id, marks.refused));
-          await safely("notify", fields, () =>
-            outbound.notify(message.thread, message.author.id, result.reason),
-          );
-          break;
-        case "stopping":
-          await safely("react", fields, () => outbound.react(message.thread, message.id, marks.stop));
-          break;
-        case "stopRefused":
-        case "stopIdle":
-          await safely("notify", fields, () =>
-            outbound.notify(message.thread, message.author.id, result.reason),
-          );
-          break;
-        default:
-          break;
-      }
+      });
     },
 
     async messageEdited(message: IncomingMessage) {

@@ -3,14 +3,12 @@ import { connect as connectTcp } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ApprovalCard, ChatUser } from "../../src/chat/index.js";
 import {
-  createPlaygroundPlatform,
   PlaygroundError,
   type PlaygroundMessage,
   type PlaygroundSnapshot,
   playgroundThread,
 } from "../../src/playground/index.js";
-import { connect, uniquePrefix } from "../support/redis.js";
-import { PlaygroundFixture, RecordingInbound } from "./helpers.js";
+import { PlaygroundFixture } from "./helpers.js";
 
 const ada: ChatUser = { id: "u-ada", name: "Ada" };
 const bob: ChatUser = { id: "u-bob", name: "Bob" };
@@ -266,32 +264,6 @@ describe("playground HTTP API → ChatInbound", () => {
       emoji: { compass: "🧭" },
       notice: null,
     });
-  });
-});
-
-describe("playground server sharing its port", () => {
-  it("lets other routes (health, metrics) answer outside /api and the page", async () => {
-    const redis = connect();
-    const platform = createPlaygroundPlatform({
-      redis,
-      prefix: uniquePrefix("playground"),
-      port: 0,
-      otherRoutes: async (req, res) => {
-        if (req.url !== "/healthz") return false;
-        res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
-        return true;
-      },
-    });
-    await platform.start(new RecordingInbound());
-    try {
-      const base = platform.url!.replace("localhost", "127.0.0.1");
-      expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: "ok" });
-      expect((await fetch(`${base}/metrics`)).status).toBe(404);
-      expect((await fetch(`${base}/`)).status).toBe(200);
-    } finally {
-      await platform.stop();
-      redis.disconnect();
-    }
   });
 });
 
