@@ -10,7 +10,7 @@ import type { AnyAgentTool, ToolCall } from "./types.js";
  * @throws Error with the text `Validation failed for tool "<name>": …` when the arguments do not fit.
  */
 export function validateToolArguments(
-  tool: AnyAgentTool,
+  tool: Pick<AnyAgentTool, "name" | "parameters">,
   toolCall: ToolCall,
   rawArguments: Record<string, unknown> = toolCall.arguments,
 ): Record<string, unknown> {

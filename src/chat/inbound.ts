@@ -8,8 +8,23 @@ import type {
   ThreadRef,
 } from "./types.js";
 
-/** What the clicker of an approval button is told (privately), if anything. */
-export type ButtonReply = { kind: "none" } | { kind: "notice"; text: string };
+/**
+ * What the clicker of an approval button is told (privately), if anything. `invalid`: an edit-and-approve
+ * whose arguments did not validate — nothing was decided; the form shows `text` and the card stays pending.
+ */
+export type ButtonReply =
+  | { kind: "none" }
+  | { kind: "notice"; text: string }
+  | { kind: "invalid"; text: string };
+
+/**
+ * What a platform form (deny with a reason, edit and approve) opens with: the tool and its arguments as
+ * pretty JSON (the edit form's initial value) — or, when `user` may not decide (or it is decided, expired,
+ * unknown), the private notice to show instead of the form.
+ */
+export type ApprovalForm =
+  | { kind: "form"; toolName: string; argumentsJson: string }
+  | { kind: "notice"; text: string };
 
 /**
  * What a platform adapter's receiving side calls for each normalized event. Implemented by the gateway
@@ -29,8 +44,14 @@ export interface ChatInbound {
   messageDeleted(thread: ThreadRef, messageId: string): Promise<void>;
   /** A reaction was added (or removed) on a message. */
   reaction(event: ReactionEvent): Promise<void>;
-  /** An approval button was clicked. */
+  /** An approval button was clicked (or a deny/edit form submitted). */
   button(click: ButtonClick): Promise<ButtonReply>;
+  /**
+   * A "Deny with reason…" / "Edit and approve…" button was clicked: may `user` decide, and what does the
+   * form show? Decides nothing (the submission is checked again by {@link ChatInbound.button}). Optional
+   * for test doubles; the gateway implements it.
+   */
+  approvalForm?(thread: ThreadRef, approvalId: string, user: ChatUser): Promise<ApprovalForm>;
   /**
    * A platform's own stop control was used by `user` (Slack's native Stop button on a working agent
    * session): handled exactly like a 🛑 from `user` — the run stops if they are its requester or an

@@ -5,6 +5,7 @@
  */
 
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
+export { argumentChanges, argumentsJson } from "./approval-edit.js";
 export { watchApprovals } from "./approval-watch.js";
 export type * from "./inbound.js";
 export * from "./reactions.js";

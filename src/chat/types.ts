@@ -80,6 +80,12 @@ export interface ButtonClick {
   user: ChatUser;
   /** Why a denial was made (a platform form): reaches the model; ignored for other decisions. */
   reason?: string;
+  /**
+   * "Edit and approve": the approver's corrected arguments as typed in the form (a JSON object). Only with
+   * decision `approve`; the gateway validates it against the tool's schema before deciding, and the call
+   * then runs with the edited arguments.
+   */
+  editedArguments?: string;
 }
 
 /** A message the bot posted. */
@@ -98,6 +104,8 @@ export type ApprovalCardState =
       always: boolean;
       /** Who an "always" covers: the requester (default) or everyone in the thread. */
       scope?: "requester" | "thread";
+      /** Edit and approve: the changed fields, one compact `field: before → after` line each. */
+      changes?: string[];
     }
   /** `reason`: what the denier wrote (deny with a reason), shown on the card. */
   | { kind: "denied"; by: ChatUser; at: number; reason?: string }

@@ -1,12 +1,28 @@
 import { randomBytes } from "node:crypto";
-import type { ApprovalCard, ApprovalCardState, ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
+import {
+  type ApprovalCard,
+  type ApprovalCardState,
+  argumentChanges,
+  type ChatOutbound,
+  type ChatUser,
+  type ThreadRef,
+} from "../chat/index.js";
 import { approvalEventKey, type EventBus } from "./bus.js";
 import type { ThreadScripts } from "./thread-scripts.js";
 import { parseUser, type ThreadStore } from "./thread-store.js";
 
 /** How an approval ended. */
 export type ApprovalVerdict =
-  | { kind: "approved"; by: ChatUser | undefined; always: false | "requester" | "thread" }
+  /**
+   * `edited`: "Edit and approve" — the approver's arguments (validated by the gateway against the stored
+   * schema); the call runs with them instead of the model's. Only with `always: false`.
+   */
+  | {
+      kind: "approved";
+      by: ChatUser | undefined;
+      always: false | "requester" | "thread";
+      edited?: Record<string, unknown>;
+    }
   /** `reason`: what the denier wrote, if anything (reaches the model). */
   | { kind: "denied"; by: ChatUser | undefined; reason?: string }
   | { kind: "expired" }
@@ -22,6 +38,10 @@ export interface ApprovalRequest {
   toolName: string;
   /** Readable rendering of the arguments, shown on the card. */
   argumentsText: string;
+  /** The call's arguments: what an edit form starts with, and what the card's "changed" lines compare to. */
+  arguments: Record<string, unknown>;
+  /** The tool's parameters as JSON Schema text (the gateway validates edits with it); none = any object. */
+  schema?: string;
   requester: ChatUser;
   signal: AbortSignal | undefined;
   /** This tool's own timeout (ms, or "none" to wait for a decision); default the gate's `timeoutMs`. */
@@ -127,6 +147,8 @@ export class ApprovalGate {
         toolCallId: request.toolCallId,
         runId: this.options.runId,
         argumentsText: request.argumentsText,
+        arguments: argumentsJsonOf(request.arguments),
+        ...(request.schema ? { schema: request.schema } : {}),
         requester: JSON.stringify(request.requester),
         requesterId: request.requester.id,
         allowed: `,${[request.requester.id, ...this.options.approvers].join(",")},`,
@@ -165,7 +187,9 @@ export class ApprovalGate {
     try {
       const verdict = await this.wait(opened.approvalId, opened.request, opened.record, opened.wakeup);
       // The card update is a chat API call: keep it off the path to the tool's execution.
-      if (verdict.kind !== "lost") void this.showVerdict(opened.card, verdict, opened.cardMessageId);
+      if (verdict.kind !== "lost") {
+        void this.showVerdict(opened.card, verdict, opened.cardMessageId, opened.request.arguments);
+      }
       return verdict;
     } finally {
       opened.release();
@@ -272,7 +296,12 @@ export class ApprovalGate {
     }
   }
 
-  private async showVerdict(card: ApprovalCard, verdict: ApprovalVerdict, messageId: string | undefined) {
+  private async showVerdict(
+    card: ApprovalCard,
+    verdict: ApprovalVerdict,
+    messageId: string | undefined,
+    original: Record<string, unknown>,
+  ) {
     const withdrawn = this.withdrawn.delete(card.approvalId);
     if (!messageId) return;
     const now = Date.now();
@@ -285,6 +314,7 @@ export class ApprovalGate {
             at: now,
             always: verdict.always !== false,
             ...(verdict.always ? { scope: verdict.always } : {}),
+            ...(verdict.edited ? { changes: argumentChanges(original, verdict.edited) } : {}),
           }
         : verdict.kind === "denied"
           ? {
@@ -335,8 +365,12 @@ export class Wakeup {
 function verdictOf(record: Record<string, string>): ApprovalVerdict {
   const by = parseUser(record.decidedBy);
   switch (record.status) {
-    case "approved":
-      return { kind: "approved", by, always: false };
+    case "approved": {
+      const edited = parseArguments(record.editedArguments);
+      return edited
+        ? { kind: "approved", by, always: false, edited }
+        : { kind: "approved", by, always: false };
+    }
     case "always":
       return { kind: "approved", by, always: "requester" };
     case "alwaysThread":
@@ -347,6 +381,27 @@ function verdictOf(record: Record<string, string>): ApprovalVerdict {
       return { kind: "cancelled" };
     default:
       return { kind: "expired" };
+  }
+}
+
+/** An object parsed from JSON text; `undefined` for none or anything else. */
+function parseArguments(text: string | undefined): Record<string, unknown> | undefined {
+  if (!text) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function argumentsJsonOf(args: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(args) ?? "{}";
+  } catch {
+    return "{}";
   }
 }
 

@@ -1,4 +1,6 @@
 import type {
+  ApprovalDecision,
+  ApprovalForm,
   ButtonClick,
   ButtonReply,
   ChatInbound,
@@ -9,7 +11,7 @@ import type {
   ThreadRef,
 } from "../chat/index.js";
 import type { RunsConfig } from "./config.js";
-import type { Intake } from "./intake.js";
+import type { FormResult, Intake } from "./intake.js";
 import { DEFAULT_INTAKE_RETRY, DurableSubmit, type IntakeRetryPolicy } from "./intake-retry.js";
 import type { RunLogger } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
@@ -206,28 +208,32 @@ export function createGateway(options: GatewayOptions): ChatInbound {
         click.user,
         click.decision,
         click.reason,
+        click.decision === "approve" ? click.editedArguments : undefined,
       );
-      switch (result.kind) {
-        case "accepted":
-          return { kind: "none" };
-        case "forbidden":
-          return {
-            kind: "notice",
-            text:
-              click.decision === "alwaysThread"
-                ? "You can't allow this tool for everyone in this thread: only the configured approvers can."
-                : "You can't approve this: only the person who asked and the configured approvers can.",
-          };
-        case "expired":
-          return { kind: "notice", text: "This approval has expired; the tool call was denied." };
-        case "already":
-          return {
-            kind: "notice",
-            text: `This was already decided${result.by ? ` by ${result.by.name}` : ""} (${result.status}).`,
-          };
-        default:
-          return { kind: "notice", text: "This approval is no longer pending." };
-      }
+      if (result.kind === "accepted") return { kind: "none" };
+      if (result.kind === "invalid") return result;
+      return { kind: "notice", text: decideNotice(result, click.decision) };
+    },
+
+    async approvalForm(thread: ThreadRef, approvalId: string, user: ChatUser): Promise<ApprovalForm> {
+      const result = await intake.approvalForm(thread, approvalId, user);
+      return result.kind === "form" ? result : { kind: "notice", text: decideNotice(result, "deny") };
     },
   };
+}
+
+/** The private notice for a click or form that decided nothing. */
+function decideNotice(result: Exclude<FormResult, { kind: "form" }>, decision: ApprovalDecision): string {
+  switch (result.kind) {
+    case "forbidden":
+      return decision === "alwaysThread"
+        ? "You can't allow this tool for everyone in this thread: only the configured approvers can."
+        : "You can't approve this: only the person who asked and the configured approvers can.";
+    case "expired":
+      return "This approval has expired; the tool call was denied.";
+    case "already":
+      return `This was already decided${result.by ? ` by ${result.by.name}` : ""} (${result.status}).`;
+    default:
+      return "This approval is no longer pending.";
+  }
 }

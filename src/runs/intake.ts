@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import {
   type ApprovalDecision,
+  argumentsJson,
   type ChatUser,
   threadId as encodeThreadId,
   type IncomingMessage,
   type ThreadRef,
 } from "../chat/index.js";
+import { checkEditedArguments } from "./approval-edit.js";
 import { DEFAULT_STOP_WORDS, type Disposition, type RunsConfig } from "./config.js";
 import { eventsChannel, pendingStartMember, pendingStartsKey } from "./keys.js";
 import { addRunJob, type RunQueue } from "./queue.js";
@@ -43,7 +45,14 @@ export type DecideResult =
   | { kind: "already"; status: string; by: ChatUser | undefined }
   | { kind: "forbidden" }
   | { kind: "expired" }
-  | { kind: "unknown" };
+  | { kind: "unknown" }
+  /** Edit and approve with arguments that do not fit the tool's schema: nothing decided; `text` says why. */
+  | { kind: "invalid"; text: string };
+
+/** What a deny/edit form may show (see {@link Intake.approvalForm}); anything else is why it may not open. */
+export type FormResult =
+  | { kind: "form"; toolName: string; argumentsJson: string }
+  | Exclude<DecideResult, { kind: "accepted" } | { kind: "invalid" }>;
 
 /** The longest denial reason kept; a longer one is cut (with "…") before it is stored. */
 export const DENY_REASON_MAX_CHARS = 500;
@@ -231,10 +240,22 @@ export class Intake {
     user: ChatUser,
     decision: ApprovalDecision,
     reason?: string,
+    editedArguments?: string,
   ): Promise<DecideResult> {
     const id = encodeThreadId(thread);
     let why = decision === "deny" ? (reason ?? "").trim() : "";
     if (why.length > DENY_REASON_MAX_CHARS) why = `${why.slice(0, DENY_REASON_MAX_CHARS - 1)}…`;
+    let edited = "";
+    if (decision === "approve" && editedArguments !== undefined) {
+      // Validate before deciding (the form shows the error; the card stays pending). Someone who may not
+      // decide is not told about the schema: the script below refuses them.
+      const record = await this.store.approvalRecord(id, approvalId);
+      if (record.status === "pending" && this.mayDecide(record, user.id)) {
+        const checked = checkEditedArguments(record.tool ?? "", record.schema, editedArguments);
+        if (checked.kind === "invalid") return checked;
+        edited = JSON.stringify(checked.arguments);
+      }
+    }
     const reply = await this.scripts.decide(id, {
       userId: user.id,
       user: JSON.stringify(user),
@@ -246,11 +267,39 @@ export class Intake {
       isApprover: this.config.approvers.includes(user.id) ? 1 : 0,
       retention: this.config.retentionMs,
       reason: why,
+      edited,
     });
     if (reply.kind === "accepted") return { kind: "accepted", status: reply.status as "approved" };
     if (reply.kind === "already")
       return { kind: "already", status: reply.status, by: parseUser(reply.decidedBy) };
     return reply;
+  }
+
+  /**
+   * Whether a deny/edit form may open for `user` on this approval, and what it starts with: the same rules
+   * as a click (decided, expired, unknown, not allowed → why not). Decides nothing; the submission is
+   * checked again, atomically, by {@link Intake.decide}. May reject on Redis errors.
+   */
+  async approvalForm(thread: ThreadRef, approvalId: string, user: ChatUser): Promise<FormResult> {
+    const record = await this.store.approvalRecord(encodeThreadId(thread), approvalId);
+    if (!record.status) return { kind: "unknown" };
+    if (record.status !== "pending") {
+      return { kind: "already", status: record.status, by: parseUser(record.decidedBy) };
+    }
+    if (!this.mayDecide(record, user.id)) return { kind: "forbidden" };
+    const expiresAt = Number(record.expiresAt) || 0;
+    if (expiresAt > 0 && Date.now() >= expiresAt) return { kind: "expired" };
+    let args: Record<string, unknown> = {};
+    try {
+      args = JSON.parse(record.arguments ?? "{}") as Record<string, unknown>;
+    } catch {
+      // A record without readable arguments: the form starts empty.
+    }
+    return { kind: "form", toolName: record.tool ?? "", argumentsJson: argumentsJson(args) };
+  }
+
+  private mayDecide(record: Record<string, string>, userId: string): boolean {
+    return this.config.approvers.includes(userId) || (record.allowed ?? "").includes(`,${userId},`);
   }
 
   /** The state of a message: queued | inflight | delivered | withdrawn | refused | notprocessed | command. */

@@ -293,6 +293,8 @@ export class RunSession {
       beforeToolCall: this.tracer.wrapBeforeToolCall(
         chainBeforeToolCall((call) => this.loopGuard.beforeToolCall(call), this.approvals),
       ),
+      // A call that ran with an approver's edited arguments says so in its result (what the model reads).
+      afterToolCall: this.approvals.afterToolCall,
       shouldStopAfterTurn: () => this.budgetExceeded(),
     };
     const transformContext =

@@ -457,7 +457,8 @@ return {'created'}
  * The record lives under this thread's keys, so a click decides only a request of the thread it was made
  * in. First valid decision wins; only the requester and the approvers may decide, and only approvers may
  * allow a tool for everyone in the thread. "always" allows the tool for the requester in this thread. A
- * denial may carry a `reason` ('' = none), kept in the record for the model.
+ * denial may carry a `reason` ('' = none), kept in the record for the model; an approval may carry `edited`
+ * arguments (JSON, already validated by the gateway; '' = none), with which the call then runs.
  */
 export const DECIDE = defineScript({
   name: "tlDecide",
@@ -473,6 +474,7 @@ export const DECIDE = defineScript({
     "isApprover",
     "retention",
     "reason",
+    "edited",
   ],
   lua: `
 local now = tonumber(A.now)
@@ -497,6 +499,7 @@ if A.decision == 'approve' then new_status = 'approved'
 elseif A.decision == 'always' or A.decision == 'alwaysThread' then new_status = A.decision end
 redis.call('HSET', K.approval, 'status', new_status, 'decidedBy', A.user, 'decidedAt', now)
 if new_status == 'denied' and A.reason ~= '' then redis.call('HSET', K.approval, 'reason', A.reason) end
+if new_status == 'approved' and A.edited ~= '' then redis.call('HSET', K.approval, 'editedArguments', A.edited) end
 redis.call('HDEL', K.pending, A.approvalId)
 if (tonumber(A.retention) or 0) > 0 and redis.call('PTTL', K.approval) < 0 then
   redis.call('PEXPIRE', K.approval, tonumber(A.retention))

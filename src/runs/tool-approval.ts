@@ -6,6 +6,7 @@ import {
   validateToolArguments,
 } from "../agent/index.js";
 import { renderArguments } from "../chat/index.js";
+import { approvalSchemaOf } from "./approval-edit.js";
 import {
   APPROVAL_WITHDRAWN,
   type ApprovalGate,
@@ -30,6 +31,20 @@ export interface ToolApprovalOptions {
   observer?: RunObserver;
 }
 
+const schemas = new WeakMap<object, { schema?: string }>();
+
+/** The tool's parameters as JSON Schema text for the gateway's edit check (cached per schema). */
+function schemaOf(tool: RunTool | undefined): { schema?: string } {
+  if (!tool) return {};
+  let cached = schemas.get(tool.parameters);
+  if (!cached) {
+    const schema = approvalSchemaOf(tool.parameters);
+    cached = schema === undefined ? {} : { schema };
+    schemas.set(tool.parameters, cached);
+  }
+  return cached;
+}
+
 function timeoutOf(tool: RunTool | undefined): { timeoutMs?: number | "none" } {
   return tool?.approvalTimeoutMs === undefined ? {} : { timeoutMs: tool.approvalTimeoutMs };
 }
@@ -41,7 +56,18 @@ export type ToolApprovalHook = NonNullable<AgentLoopConfig["beforeToolCall"]> & 
    * ends for good (not when it is left to be resumed: the resumed run finds those cards). Idempotent.
    */
   withdrawUnclaimed(): void;
+  /**
+   * The `afterToolCall` that tells the model a call ran with an approver's edited arguments: the result
+   * starts with a text block naming the editor and the arguments that ran (the assistant message keeps the
+   * model's original call, so the transcript holds both versions). Leaves other calls alone; never throws.
+   */
+  afterToolCall: NonNullable<AgentLoopConfig["afterToolCall"]>;
 };
+
+/** The first text of a result whose call ran with edited arguments (what the model reads). */
+export function editedArgumentsNote(by: string, args: Record<string, unknown>): string {
+  return `Note: ${by} edited the arguments before approving; the call ran with these arguments instead of yours:\n${JSON.stringify(args)}`;
+}
 
 /** A card shown ahead of its call's turn in the batch: its verdict, and how to withdraw it if never asked. */
 interface Opened {
@@ -73,6 +99,8 @@ export function createToolApproval(options: ToolApprovalOptions): ToolApprovalHo
     toolCallId: toolCall.id,
     toolName: toolCall.name,
     argumentsText: renderArguments(toolCall.arguments, CARD_ARGUMENTS_CHARS),
+    arguments: toolCall.arguments,
+    ...schemaOf(byName.get(toolCall.name)),
     requester: options.ctx.requester,
     signal,
     ...timeoutOf(byName.get(toolCall.name)),
@@ -142,7 +170,7 @@ export function createToolApproval(options: ToolApprovalOptions): ToolApprovalHo
     if (!opened) {
       const tool = byName.get(toolCall.name);
       const policy = tool?.approval ?? "never";
-      const needed = typeof policy === "function" ? await policy(args, options.ctx) : policy;
+      const needed = typeof policy === "function" ? await policy(args) : policy;
       if (needed === "never") return undefined;
       if (await options.store.isToolAllowed(options.ctx.threadId, options.ctx.requester.id, toolCall.name)) {
         return undefined;
@@ -160,7 +188,51 @@ export function createToolApproval(options: ToolApprovalOptions): ToolApprovalHo
     const verdict = await opened.verdict;
     options.observer?.approval?.(verdict.kind, Date.now() - opened.asked);
     const reason = verdictReason(verdict);
-    return reason === undefined ? undefined : { block: true, reason };
+    if (reason !== undefined) return { block: true, reason };
+    if (verdict.kind === "approved" && verdict.edited) return applyEdit(toolCall, args, verdict);
+    return undefined;
   };
-  return Object.assign(hook, { withdrawUnclaimed: () => withdrawSkipped(new Set()) });
+
+  /** Who edited which call (by tool call id), for {@link ToolApprovalHook.afterToolCall}. */
+  const edits = new Map<string, { by: string; args: Record<string, unknown> }>();
+
+  /**
+   * Replaces `args` in place with the approver's edit, checked again with the tool's own zod schema (the
+   * gateway checked a JSON Schema copy; refinements only the tool knows are checked here). The loop runs
+   * `execute` with the mutated `args` (spec: mutating `args` in `beforeToolCall` changes what `execute`
+   * receives). An edit the tool refuses blocks the call with the validation error.
+   */
+  const applyEdit = (
+    toolCall: ToolCall,
+    args: Record<string, unknown>,
+    verdict: Extract<ApprovalVerdict, { kind: "approved" }>,
+  ) => {
+    const tool = byName.get(toolCall.name);
+    const by = verdict.by?.name ?? "an approver";
+    let edited: Record<string, unknown>;
+    try {
+      edited = tool
+        ? validateToolArguments(tool, { ...toolCall, arguments: verdict.edited ?? {} })
+        : (verdict.edited ?? {});
+    } catch (err) {
+      return {
+        block: true,
+        reason: `${by} edited the arguments, but they are not valid: ${String((err as Error).message)}`,
+      };
+    }
+    for (const key of Object.keys(args)) delete args[key];
+    Object.assign(args, edited);
+    edits.set(toolCall.id, { by, args: edited });
+    return undefined;
+  };
+
+  const afterToolCall: NonNullable<AgentLoopConfig["afterToolCall"]> = ({ toolCall, result }) => {
+    const edit = edits.get(toolCall.id);
+    if (!edit) return undefined;
+    edits.delete(toolCall.id);
+    return {
+      content: [{ type: "text", text: editedArgumentsNote(edit.by, edit.args) }, ...(result.content ?? [])],
+    };
+  };
+  return Object.assign(hook, { withdrawUnclaimed: () => withdrawSkipped(new Set()), afterToolCall });
 }

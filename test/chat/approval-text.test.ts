@@ -173,10 +173,30 @@ describe("approval card grants", () => {
     expect(line(" ")).toContain("for the requester in this thread");
   });
 
+  it("shows what an edit and approve changed, one compact line per field", () => {
+    const approved = {
+      ...card,
+      state: {
+        kind: "approved" as const,
+        by: { id: "U2", name: "Grace" },
+        at: 0,
+        always: false,
+        changes: ['cmd: "rm -rf /" → "ls"'],
+      },
+    };
+    expect(approvalCardText(approved, "markdown").split("\n").slice(-2)).toEqual([
+      "✏️ **Edited before approval**:",
+      '• `cmd: "rm -rf /" → "ls"`',
+    ]);
+    expect(approvalCardText(approved, "slack")).toContain("✏️ *Edited before approval*:");
+  });
+
   it("labels the buttons with the tool and whom an always grant covers", () => {
     expect(approvalButtonLabels(card, 75)).toEqual({
       approve: "Approve",
       deny: "Deny",
+      denyWithReason: "Deny with reason…",
+      edit: "Edit and approve…",
       always: "Always allow shell for Ada in this thread",
       alwaysThread: "Always allow shell for everyone here (approvers)",
     });

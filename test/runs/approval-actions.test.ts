@@ -295,3 +295,81 @@ describe("deny with a reason", () => {
     expect(record.reason).toHaveLength(500);
   });
 });
+
+describe("edit and approve", () => {
+  it("an invalid edit decides nothing; a valid one runs the call with the edited arguments, which the model sees", async () => {
+    const { deploy, runId, thread, card } = await askForDeploy();
+    const gateway = createGateway({ intake: h.intake, outbound: h.chat, config: h.config });
+    expect(await gateway.approvalForm!(thread, card.approvalId, bob)).toEqual({
+      kind: "form",
+      toolName: "deploy_service",
+      argumentsJson: '{\n  "value": "prod"\n}',
+    });
+    const click = { thread, approvalId: card.approvalId, user: bob, decision: "approve" as const };
+    expect(await gateway.button({ ...click, editedArguments: '{"value": ' })).toEqual({
+      kind: "invalid",
+      text: expect.stringMatching(/^Not valid JSON: /),
+    });
+    const wrongType = await gateway.button({ ...click, editedArguments: '{"value": {"cluster": 1}}' });
+    expect(wrongType).toEqual({
+      kind: "invalid",
+      text: expect.stringContaining('Validation failed for tool "deploy_service":\n  - value:'),
+    });
+    expect((await h.store.approvalRecord(threadId(thread), card.approvalId)).status).toBe("pending");
+
+    expect(await gateway.button({ ...click, editedArguments: '{"value": "staging"}' })).toEqual({
+      kind: "none",
+    });
+    await h.runFinished(runId);
+    expect(deploy.calls).toEqual([{ value: "staging" }]);
+    const next = h.model.requests[1]!.messages;
+    // The assistant's call keeps the model's arguments; the result says what actually ran.
+    const call = next.find((m) => m.role === "assistant") as {
+      content: { type: string; arguments?: unknown }[];
+    };
+    expect(call.content.find((b) => b.type === "toolCall")?.arguments).toEqual({ value: "prod" });
+    expect(toolResults(next)[0]!.content).toEqual([
+      {
+        type: "text",
+        text: 'Note: Bob edited the arguments before approving; the call ran with these arguments instead of yours:\n{"value":"staging"}',
+      },
+      { type: "text", text: "deploy_service ok" },
+    ]);
+    expect(finalCard(card.approvalId)?.state).toMatchObject({
+      kind: "approved",
+      by: bob,
+      changes: ['value: "prod" → "staging"'],
+    });
+    const record = await h.store.approvalRecord(threadId(thread), card.approvalId);
+    expect(JSON.parse(record.arguments!)).toEqual({ value: "prod" });
+    expect(JSON.parse(record.editedArguments!)).toEqual({ value: "staging" });
+  });
+
+  it("the same permission rules as the buttons: no form and no edit for someone who may not decide", async () => {
+    const { deploy, runId, thread, card } = await askForDeploy();
+    const gateway = createGateway({ intake: h.intake, outbound: h.chat, config: h.config });
+    const notAllowed = "You can't approve this: only the person who asked and the configured approvers can.";
+    expect(await gateway.approvalForm!(thread, card.approvalId, carol)).toEqual({
+      kind: "notice",
+      text: notAllowed,
+    });
+    const click = { thread, approvalId: card.approvalId, user: carol, decision: "approve" as const };
+    expect(await gateway.button({ ...click, editedArguments: '{"value": "x"}' })).toEqual({
+      kind: "notice",
+      text: notAllowed,
+    });
+    // A form for another thread (forged or outdated metadata) finds nothing there.
+    const other = { ...thread, thread: `${thread.thread}-other` };
+    expect(await gateway.approvalForm!(other, card.approvalId, bob)).toEqual({
+      kind: "notice",
+      text: "This approval is no longer pending.",
+    });
+    await gateway.button({ thread, approvalId: card.approvalId, user: alice, decision: "approve" });
+    await h.runFinished(runId);
+    expect(deploy.calls).toEqual([{ value: "prod" }]);
+    expect(await gateway.approvalForm!(thread, card.approvalId, bob)).toEqual({
+      kind: "notice",
+      text: "This was already decided by Alice (approved).",
+    });
+  });
+});

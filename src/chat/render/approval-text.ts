@@ -111,6 +111,10 @@ export function offersThreadGrant(card: Pick<ApprovalCard, "approvers" | "reques
 export interface ApprovalButtonLabels {
   approve: string;
   deny: string;
+  /** Opens the platform's form for a denial with a reason (decides nothing by itself). */
+  denyWithReason: string;
+  /** Opens the platform's form to edit the arguments and approve (decides nothing by itself). */
+  edit: string;
   /** Decision `always`: "Always allow <tool> for <requester> in this thread". */
   always: string;
   /** Decision `alwaysThread`: "Always allow <tool> for everyone here (approvers)". */
@@ -139,6 +143,8 @@ export function approvalButtonLabels(
   return {
     approve: clip("Approve", maxChars),
     deny: clip("Deny", maxChars),
+    denyWithReason: clip("Deny with reason…", maxChars),
+    edit: clip("Edit and approve…", maxChars),
     always: labelOf(["Always allow ", tool, " for ", { name: requesterOf(card) }, " in this thread"]),
     alwaysThread: labelOf(["Always allow ", tool, " for everyone here (approvers)"]),
   };
@@ -205,6 +211,14 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
           ? `✅ ${bold("Always allowed")} ${tool} for ${whom} in this thread — ${by}`
           : `✅ ${bold("Approved")} ${by}`,
       );
+      if (state.changes && state.changes.length > 0) {
+        // Inline code keeps the values readable and unformatted; a backtick inside would end it.
+        lines.push(`✏️ ${bold("Edited before approval")}:`);
+        for (const change of state.changes) {
+          const plain = change.replaceAll("`", "'");
+          lines.push(`• \`${dialect === "slack" ? escapeSlack(plain) : plain}\``);
+        }
+      }
       break;
     }
     case "denied":
