@@ -3,14 +3,16 @@ import {
   type Context,
   context,
   INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
 import type { AgentEvent, AgentLoopConfig, AssistantMessage, StreamFn } from "../agent/index.js";
-import { CHAT_OUTBOUND_METHODS, type ChatOutbound } from "../chat/index.js";
+import { CHAT_OUTBOUND_METHODS, type ChatOutbound, type IncomingMessage, threadId } from "../chat/index.js";
 import { type PriceTable, priceMessage } from "./pricing.js";
 import type { RunJobData } from "./queue.js";
 import type { RunObserver } from "./setup.js";
@@ -20,8 +22,13 @@ import type { RunObserver } from "./setup.js";
  * `OTEL_EXPORTER_OTLP_ENDPOINT`, see src/app/tracing.ts) every span is the API's no-op and a
  * {@link RunTracer} wraps nothing. The tree of one run:
  *
- * `run.enqueue` (gateway) → `run` (worker) → `turn` → `model.request` · `tool <name>` → `approval.wait`;
- * `chat.<method>` under the innermost open span that caused it.
+ * `intake` (gateway: one platform message) → `intake.submit` (the intake script) → `run.enqueue`, and the
+ * gateway's `chat.react` acks under `intake`; then `run` (worker) → `turn` → `model.request` · `tool <name>` →
+ * `approval.wait`; `chat.<method>` under the innermost open span that caused it, and one `chat.stream` span
+ * per reply message and turn for its streaming edits.
+ *
+ * Off means free: every entry point first asks {@link tracingActive} and, when no provider is registered,
+ * creates no span, context or attribute object and wraps nothing.
  */
 const TRACER_NAME = "threadline";
 
@@ -62,6 +69,84 @@ function tracer() {
   return trace.getTracer(TRACER_NAME);
 }
 
+/** The API's own no-op provider: what a {@link ProxyTracerProvider} without a delegate hands out. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** The run span of a tracer that records nothing. */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * True when a tracer provider is registered (src/app/tracing.ts did, or the host application did), so spans
+ * are worth building. Cheap (a global lookup); asked per call, because a provider may be registered or
+ * disabled after a module was loaded.
+ */
+export function tracingActive(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER);
+}
+
+/**
+ * Runs the gateway's handling of one platform message inside a server span `intake` (message, thread, whether
+ * it mentions the bot; the intake's verdict when `handle` resolves one with a `kind`). Rethrows what `handle`
+ * throws, after recording it. With tracing off, just `handle()`.
+ */
+export async function traceIntake<T>(message: IncomingMessage, handle: () => Promise<T>): Promise<T> {
+  if (!tracingActive()) return handle();
+  return tracer().startActiveSpan(
+    "intake",
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        "threadline.thread_id": threadId(message.thread),
+        "threadline.message_id": message.id,
+        "threadline.mentions_bot": message.mentionsBot,
+      },
+    },
+    (span) => endWith(span, handle),
+  );
+}
+
+/**
+ * Runs the intake decision (the intake script, and the job add of a decided start) inside `intake.submit`,
+ * under the active `intake` span; the verdict's `kind` becomes `threadline.intake.result`.
+ */
+export async function traceSubmit<T extends { kind: string }>(submit: () => Promise<T>): Promise<T> {
+  if (!tracingActive()) return submit();
+  return tracer().startActiveSpan("intake.submit", {}, (span) => endWith(span, submit));
+}
+
+async function endWith<T>(span: Span, body: () => Promise<T>): Promise<T> {
+  try {
+    const result = await body();
+    const kind = (result as { kind?: unknown } | undefined)?.kind;
+    if (typeof kind === "string") span.setAttribute("threadline.intake.result", kind);
+    return result;
+  } catch (err) {
+    failSpan(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * The gateway's outbound with a client span `chat.<method>` around every call (the acks of a message nest
+ * under its `intake` span). With tracing off when called, `outbound` itself.
+ */
+export function traceGatewayOutbound(outbound: ChatOutbound): ChatOutbound {
+  if (!tracingActive()) return outbound;
+  const overrides: Record<string, unknown> = {};
+  for (const name of CHAT_METHODS) {
+    const original = outbound[name] as (...args: unknown[]) => Promise<unknown>;
+    overrides[name] = (...args: unknown[]) =>
+      tracingActive()
+        ? tracer().startActiveSpan(`chat.${name}`, { kind: SpanKind.CLIENT }, (span) =>
+            endWith(span, () => original.apply(outbound, args)),
+          )
+        : original.apply(outbound, args);
+  }
+  return delegate(outbound, overrides);
+}
+
 /**
  * Runs `enqueue` inside a producer span `run.enqueue` (a child of the caller's active span, if any) and hands
  * it the carrier of that span's context, or `undefined` when tracing is off. Rethrows what `enqueue` throws,
@@ -71,6 +156,7 @@ export async function traceEnqueue<T>(
   job: { threadId: string; runId: string },
   enqueue: (carrier: TraceCarrier | undefined) => Promise<T>,
 ): Promise<T> {
+  if (!tracingActive()) return enqueue(undefined);
   return tracer().startActiveSpan(
     "run.enqueue",
     {
@@ -118,7 +204,9 @@ export interface RunTraceStats {
 export class RunTracer {
   private readonly runSpan: Span;
   private readonly runContext: Context;
-  private turn: { span: Span; context: Context; counts: Record<string, number> } | undefined;
+  private turn:
+    | { span: Span; context: Context; counts: Record<string, number>; streams: Map<string, ChatStream> }
+    | undefined;
   /** The model request in flight: its span until the loop's `message_end` of the answer. */
   private model: { span: Span; startedAt: number; waiting: boolean } | undefined;
   private readonly tools = new Map<string, { span: Span; context: Context }>();
@@ -130,17 +218,21 @@ export class RunTracer {
     job: RunJobData | undefined,
     private readonly prices: PriceTable = {},
   ) {
-    const parent = job?.trace ? propagation.extract(context.active(), job.trace) : context.active();
-    this.runSpan = job
-      ? tracer().startSpan(
-          "run",
-          {
-            kind: SpanKind.CONSUMER,
-            attributes: { "threadline.thread_id": job.threadId, "threadline.run_id": job.runId },
-          },
-          parent,
-        )
-      : trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+    if (!job || !tracingActive()) {
+      this.runSpan = NO_SPAN;
+      this.runContext = ROOT_CONTEXT;
+      this.enabled = false;
+      return;
+    }
+    const parent = job.trace ? propagation.extract(context.active(), job.trace) : context.active();
+    this.runSpan = tracer().startSpan(
+      "run",
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: { "threadline.thread_id": job.threadId, "threadline.run_id": job.runId },
+      },
+      parent,
+    );
     this.runContext = trace.setSpan(parent, this.runSpan);
     this.enabled = this.runSpan.isRecording();
   }
@@ -181,7 +273,7 @@ export class RunTracer {
       case "turn_start": {
         this.endTurn();
         const span = tracer().startSpan("turn", {}, this.runContext);
-        this.turn = { span, context: trace.setSpan(this.runContext, span), counts: {} };
+        this.turn = { span, context: trace.setSpan(this.runContext, span), counts: {}, streams: new Map() };
         break;
       }
       case "turn_end":
@@ -309,19 +401,43 @@ export class RunTracer {
     const overrides: Partial<Record<(typeof CHAT_METHODS)[number], unknown>> = {};
     for (const name of CHAT_METHODS) {
       const original = outbound[name] as (...args: unknown[]) => Promise<unknown>;
-      overrides[name] = (...args: unknown[]) => this.chatCall(name, () => original.apply(outbound, args));
+      overrides[name] = (...args: unknown[]) =>
+        this.chatCall(name, () => original.apply(outbound, args), args[1]);
     }
     return delegate(outbound, overrides);
   }
 
-  private async chatCall<T>(method: string, call: () => Promise<T>): Promise<T> {
+  /** The open `chat.stream` span of a reply message in this turn (opened by its first edit). */
+  private chatStream(messageId: unknown, parent: Context): ChatStream | undefined {
+    const streams = this.turn?.streams;
+    if (!streams || typeof messageId !== "string") return undefined;
+    let stream = streams.get(messageId);
+    if (!stream) {
+      const span = tracer().startSpan(
+        "chat.stream",
+        { kind: SpanKind.CLIENT, attributes: { "threadline.chat.message_id": messageId } },
+        parent,
+      );
+      stream = { span, edits: 0, lastEnd: Date.now() };
+      streams.set(messageId, stream);
+    }
+    return stream;
+  }
+
+  private async chatCall<T>(method: string, call: () => Promise<T>, messageId?: unknown): Promise<T> {
     const counted = COUNTED_CHAT_METHODS[method];
     if (counted) {
       const parent = this.innermost();
       const counts = this.turn?.counts;
       if (counts) counts[counted] = (counts[counted] ?? 0) + 1;
+      const stream = method === "edit" ? this.chatStream(messageId, parent) : undefined;
       try {
-        return await call();
+        const result = await call();
+        if (stream) {
+          stream.edits++;
+          stream.lastEnd = Date.now();
+        }
+        return result;
       } catch (err) {
         const span = tracer().startSpan(`chat.${method}`, { kind: SpanKind.CLIENT }, parent);
         failSpan(span, err);
@@ -359,6 +475,10 @@ export class RunTracer {
 
   private endTurn(): void {
     if (!this.turn) return;
+    for (const stream of this.turn.streams.values()) {
+      stream.span.setAttribute("threadline.chat.edits", stream.edits);
+      stream.span.end(stream.lastEnd);
+    }
     this.turn.span.setAttributes(this.turn.counts);
     this.turn.span.end();
     this.turn = undefined;
@@ -371,4 +491,12 @@ export class RunTracer {
     this.tools.clear();
     this.endTurn();
   }
+}
+
+/** The streaming edits of one reply message within one turn, as one span. */
+interface ChatStream {
+  span: Span;
+  edits: number;
+  /** Epoch ms the last edit resolved: where the span ends. */
+  lastEnd: number;
 }

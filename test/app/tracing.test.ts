@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/app/logger.js";
 import { startTracing, type Tracing } from "../../src/app/tracing.js";
 import type { ApprovalCard } from "../../src/chat/index.js";
-import { createRunQueue, Intake, runsConfig } from "../../src/runs/index.js";
+import { createGateway, createRunQueue, Intake, runsConfig } from "../../src/runs/index.js";
+import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fakes/otlp-receiver.js";
 import { alice, instantTool, RunsHarness } from "../runs/harness.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
@@ -107,12 +108,22 @@ describe("traces", () => {
       "gen_ai.usage.input_tokens": 200,
       "threadline.stop_reason": "stop",
     });
-    // The reply's post is a span of the turn that wrote it; its streaming edits are counted on the turn.
+    // The reply's post is a span of the turn that wrote it; its streaming edits are counted on the turn, and
+    // are one `chat.stream` span per message and turn, under that turn, counting the same edits.
     const posts = trace.filter((span) => span.name === "chat.post");
     expect(posts.length).toBeGreaterThan(0);
     for (const post of posts) expect(turns.map((turn) => turn.spanId)).toContain(post.parentSpanId);
     const edits = turns.map((turn) => Number(turn.attributes["threadline.chat.edits"] ?? 0));
     expect(edits.reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
+    const streams = trace.filter((span) => span.name === "chat.stream");
+    expect(streams.length).toBeGreaterThan(0);
+    for (const stream of streams) {
+      expect(turns.map((turn) => turn.spanId)).toContain(stream.parentSpanId);
+      expect(stream.attributes["threadline.chat.message_id"]).toEqual(expect.any(String));
+    }
+    expect(streams.reduce((sum, span) => sum + Number(span.attributes["threadline.chat.edits"]), 0)).toBe(
+      edits.reduce((sum, n) => sum + n, 0),
+    );
     expect(new Set(trace.map((span) => span.service))).toEqual(new Set(["threadline-test"]));
 
     const finished = lines.find((line) => line.msg === "run finished");
@@ -121,7 +132,7 @@ describe("traces", () => {
 });
 
 describe("traces across processes", () => {
-  it("a run enqueued by this process (the gateway) is traced by a worker process under the same trace id", async () => {
+  it("one trace crosses gateway → Redis → worker: intake → intake script → ack and enqueue, then the worker's run and chat posts", async () => {
     const redis = connect();
     const bull = connect({ blocking: true });
     const prefix = uniquePrefix("trace-x");
@@ -145,8 +156,11 @@ describe("traces across processes", () => {
       await requireRedis(redis);
       await new Promise<void>((ready) => worker.stdout.once("data", () => ready()));
       const intake = new Intake(redis, queue, config);
+      const platform = new MemoryOutbound();
+      const gateway = createGateway({ intake, outbound: platform, config });
       const thread = { platform: "slack", workspace: "T1", channel: "C1", thread: `${prefix}-t` } as const;
-      const result = await intake.submit({
+      // The platform event, as an adapter hands it to the gateway.
+      await gateway.message({
         id: "m1",
         thread,
         author: alice,
@@ -155,14 +169,29 @@ describe("traces across processes", () => {
         mentionsBot: true,
         sentAt: Date.now(),
       });
-      expect(result.kind).toBe("started");
       expect(await exited).toBe(0);
       await tracing!.flush();
-      const runId = (result as { runId: string }).runId;
-      const enqueue = receiver.spans.find(
-        (span) => span.name === "run.enqueue" && span.attributes["threadline.run_id"] === runId,
+      const intakeSpan = receiver.spans.find(
+        (span) => span.name === "intake" && span.attributes["threadline.message_id"] === "m1",
       );
-      expect(enqueue?.service).toBe("threadline-test");
+      expect(intakeSpan).toMatchObject({
+        service: "threadline-test",
+        parentSpanId: "", // a root: the trace starts at the platform event
+        attributes: { "threadline.thread_id": `slack:T1:C1:${prefix}-t`, "threadline.mentions_bot": true },
+      });
+      const gatewaySide = receiver.spans.filter((span) => span.traceId === intakeSpan!.traceId);
+      const submit = one(gatewaySide, "intake.submit");
+      expect(submit.parentSpanId).toBe(intakeSpan!.spanId);
+      expect(submit.attributes["threadline.intake.result"]).toBe("started");
+      // The 👀 ack is a span of the message's intake.
+      const ack = one(gatewaySide, "chat.react");
+      expect(ack.parentSpanId).toBe(intakeSpan!.spanId);
+      expect(platform.ops.filter((op) => op.op === "react").map((op) => op.emoji)).toEqual([
+        config.reactions.seen,
+      ]);
+      const enqueue = one(gatewaySide, "run.enqueue");
+      expect(enqueue.parentSpanId).toBe(submit.spanId);
+      const runId = enqueue.attributes["threadline.run_id"];
       const run = receiver.spans.find(
         (span) => span.name === "run" && span.attributes["threadline.run_id"] === runId,
       );
@@ -176,6 +205,11 @@ describe("traces across processes", () => {
       expect(
         receiver.spans.some((span) => span.name === "model.request" && span.parentSpanId === turn?.spanId),
       ).toBe(true);
+      // The worker's chat posts are in the same trace, under the turn that wrote them.
+      const post = receiver.spans.find(
+        (span) => span.name === "chat.post" && span.parentSpanId === turn?.spanId,
+      );
+      expect(post).toMatchObject({ service: "threadline-worker-child", traceId: intakeSpan!.traceId });
     } finally {
       worker.kill();
       await queue.close();
