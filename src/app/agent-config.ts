@@ -52,18 +52,64 @@ export function modelSettings(
   return { model, provider, window };
 }
 
+/** Where a worker's tools come from besides the config module (each list checked by its loader). */
+export interface ToolSources {
+  /** `THREADLINE_TOOLS_MODULE`'s tools. */
+  module?: readonly AnyToolDefinition[];
+  /** Tools of the connected MCP servers (`<server>__<tool>`). */
+  mcp?: readonly AnyToolDefinition[];
+}
+
+/** A tool source, named as the start-up log names it. */
+export type ToolSource = "built-in" | "MCP server" | "tools module" | "config module";
+
 /**
- * The tools a worker offers, in order: built-ins (a tool of yours with the same name replaces one), yours,
- * then MCP servers'; `config.approvals` overrides their policies by name.
+ * Which source's tool the model gets when two share a name, weakest first: a config module `tools` entry
+ * replaces a `THREADLINE_TOOLS_MODULE` tool, which replaces an MCP server's, which replaces a built-in
+ * (the config module wins over the environment, as for every other setting).
+ */
+export const TOOL_PRECEDENCE: readonly ToolSource[] = [
+  "built-in",
+  "MCP server",
+  "tools module",
+  "config module",
+];
+
+/** A tool left out because a stronger source has one of the same name. */
+export interface ReplacedTool {
+  name: string;
+  source: ToolSource;
+  by: ToolSource;
+}
+
+/**
+ * The tools a worker offers, one per name ({@link TOOL_PRECEDENCE} decides), in the order tools module,
+ * built-ins, config module, MCP servers; then `config.approvals` overrides the policy of any of them by
+ * name. `onReplaced` hears of each tool left out.
  */
 export function toolDefinitions(
   config: ThreadlineConfig,
-  mcpTools: readonly AnyToolDefinition[] = [],
+  sources: ToolSources = {},
+  onReplaced?: (replaced: ReplacedTool) => void,
 ): AnyToolDefinition[] {
-  const own = config.tools ?? [];
-  const names = new Set(own.map((tool) => tool.name));
-  const builtins = builtinTools(config.builtinTools).filter((tool) => !names.has(tool.name));
-  return withApprovalPolicies([...builtins, ...own, ...mcpTools], config.approvals ?? {});
+  const bySource: Record<ToolSource, readonly AnyToolDefinition[]> = {
+    "tools module": sources.module ?? [],
+    "built-in": builtinTools(config.builtinTools),
+    "config module": config.tools ?? [],
+    "MCP server": sources.mcp ?? [],
+  };
+  const winner = new Map<string, ToolSource>();
+  for (const source of TOOL_PRECEDENCE)
+    for (const tool of bySource[source]) {
+      const previous = winner.get(tool.name);
+      if (previous !== undefined && previous !== source)
+        onReplaced?.({ name: tool.name, source: previous, by: source });
+      winner.set(tool.name, source);
+    }
+  const offered = (Object.keys(bySource) as ToolSource[]).flatMap((source) =>
+    bySource[source].filter((tool) => winner.get(tool.name) === source),
+  );
+  return withApprovalPolicies(offered, config.approvals ?? {});
 }
 
 /** The per-run tools: each definition bound to the run's thread, requester and workspace. */
@@ -71,16 +117,9 @@ export function runToolsFactory(
   env: Env,
   config: ThreadlineConfig,
   definitions: readonly AnyToolDefinition[],
-  staticTools: readonly RunTool[] = [],
 ): (ctx: ToolRunContext) => RunTool[] {
   const root = config.workspaceDir ?? env.THREADLINE_WORKSPACE_DIR ?? DEFAULT_WORKSPACE_DIR;
-  // A static tool (THREADLINE_TOOLS_MODULE) wins over a definition of the same name.
-  const taken = new Set(staticTools.map((tool) => tool.name));
-  const bindable = definitions.filter((tool) => !taken.has(tool.name));
-  return (ctx) => [
-    ...staticTools,
-    ...bindTools(bindable, { ...ctx, workspaceDir: workspaceDirFor(root, ctx.threadId) }),
-  ];
+  return (ctx) => bindTools(definitions, { ...ctx, workspaceDir: workspaceDirFor(root, ctx.threadId) });
 }
 
 /** The configured system prompt, or `fallback`. */

@@ -11,8 +11,8 @@ import {
   providerFor,
   UnknownProviderError,
 } from "../llm/index.js";
-import type { AgentSetup, RunLogger, RunTool } from "../runs/index.js";
-import type { AnyToolDefinition } from "../tools/index.js";
+import type { AgentSetup, RunLogger } from "../runs/index.js";
+import { type AgentToolSpec, type AnyToolDefinition, toToolDefinition } from "../tools/index.js";
 import { modelSettings, runToolsFactory, systemPromptOf, toolDefinitions } from "./agent-config.js";
 import { missingModelHint, unconfiguredModelStreamFn } from "./model-hint.js";
 import { adaptiveModelWindow } from "./model-window.js";
@@ -25,8 +25,9 @@ export const DEFAULT_SYSTEM_PROMPT = [
 
 /**
  * The agent every run gets: the configured model with the stream function of its provider (looked up by
- * `model.api` in the provider registry, see {@link providerFor}), the system prompt, the tools (`tools`
- * first, then built-ins, the config module's and MCP servers', bound per run to the thread's workspace),
+ * `model.api` in the provider registry, see {@link providerFor}), the system prompt, the tools (`tools` —
+ * the tools module's —, built-ins, the config module's and MCP servers', one per name as
+ * `TOOL_PRECEDENCE` (agent-config.ts) says, bound per run to the thread's workspace),
  * and a context manager that keeps requests inside the model's window (learned from the server and its
  * "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (no `OPENAI_API_KEY`, no
  * `OPENAI_BASE_URL`) every run ends with a sentence saying what to set. With one, logs the model, endpoint
@@ -35,7 +36,7 @@ export const DEFAULT_SYSTEM_PROMPT = [
  */
 export function agentSetupFromEnv(
   env: Env,
-  tools: RunTool[] = [],
+  tools: readonly (AnyToolDefinition | AgentToolSpec)[] = [],
   settings: AgentSetupSettings = {},
 ): AgentSetup {
   const config = settings.config ?? {};
@@ -49,13 +50,28 @@ export function agentSetupFromEnv(
     streamFn: hint ? unconfiguredModelStreamFn(hint) : provider.streamFn(options),
     convertToLlm: createConvertToLlm(),
     systemPrompt: systemPromptOf(config, DEFAULT_SYSTEM_PROMPT),
-    tools: runToolsFactory(env, config, toolDefinitions(config, settings.mcpTools), tools),
+    tools: runToolsFactory(env, config, offeredTools(config, tools, settings)),
   };
   setup.contextTransform = adaptive.contextTransform(setup);
   // Without a model the gateway already warns with the hint; the worker names the model it uses.
   if (!hint)
     settings.log?.info(modelInUse(model, options, window.source), describeModelInUse(model, options));
   return setup;
+}
+
+/** The worker's tools by `TOOL_PRECEDENCE` (agent-config.ts); each one left out is logged. */
+function offeredTools(
+  config: ThreadlineConfig,
+  tools: readonly (AnyToolDefinition | AgentToolSpec)[],
+  settings: AgentSetupSettings,
+): AnyToolDefinition[] {
+  const module = tools.map((tool, index) => toToolDefinition(tool, `tools[${index}]`));
+  return toolDefinitions(config, { module, mcp: settings.mcpTools ?? [] }, (replaced) =>
+    settings.log?.info(
+      { tool: replaced.name, source: replaced.source, by: replaced.by },
+      `tool ${replaced.name}: the ${replaced.by}'s replaces the ${replaced.source}'s (same name)`,
+    ),
+  );
 }
 
 /** The registry's provider for `model`, an unknown `api` reported as a configuration problem. */

@@ -5,10 +5,10 @@ import {
   type AgentSetup,
   type RunLogger,
   type RunObserver,
-  type RunTool,
   startRunWorker,
   ThreadStore,
 } from "../runs/index.js";
+import type { AnyToolDefinition } from "../tools/index.js";
 import { agentSetupFromEnv } from "./agent-setup.js";
 import { connectConfiguredMcpServers } from "./mcp.js";
 import type { RunsSampler } from "./metrics.js";
@@ -89,6 +89,6 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
 }
 
 /** The tools of `THREADLINE_TOOLS_MODULE`, or none. */
-async function toolsFromEnv(env: Env): Promise<RunTool[]> {
+async function toolsFromEnv(env: Env): Promise<AnyToolDefinition[]> {
   return env.THREADLINE_TOOLS_MODULE ? loadToolsModule(env.THREADLINE_TOOLS_MODULE) : [];
 }

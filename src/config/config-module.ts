@@ -3,9 +3,9 @@ import type { ReactionNames } from "../chat/index.js";
 import type { ReasoningLevel } from "../llm/index.js";
 import type {
   AnyToolDefinition,
+  ApprovalPolicy,
   BuiltinToolsOptions,
   McpServerConfig,
-  ToolApproval,
   ToolThread,
   ToolUser,
 } from "../tools/index.js";
@@ -65,7 +65,7 @@ export interface ThreadlineConfig {
   /** MCP servers by name; their tools are called `<name>__<tool>` and need approval unless configured. */
   mcpServers?: Record<string, McpServerConfig>;
   /** Approval policy by tool name (built-in, yours, or `<server>__<tool>`); wins over the tool's own. */
-  approvals?: Record<string, ToolApproval>;
+  approvals?: Record<string, ApprovalPolicy>;
   /** User ids that may approve tools and stop runs in every thread (besides the run's requester). */
   approvers?: string[];
   /** How long an approval card waits before it counts as denied. Default 10 minutes. */

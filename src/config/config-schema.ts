@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { duplicateToolNames, TOOL_NAME_PATTERN } from "../tools/index.js";
+import {
+  approvalNeedSchema,
+  approvalPolicySchema,
+  duplicateToolNames,
+  isToolDefinition,
+  TOOL_NAME_PATTERN,
+} from "../tools/index.js";
 import type { ThreadlineConfig } from "./config-module.js";
 
 const text = (example: string) =>
@@ -45,20 +51,11 @@ const textRecord = (example: string) =>
 const fn = (what: string) =>
   z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", { error: what });
 
-const approvalValue = z.union([oneOf(["never", "ask"]), fn("")], {
-  error: 'must be "never", "ask" or a function (args, ctx) => "never" | "ask"',
-});
-const staticApproval = oneOf(["never", "ask"]);
 const queueMode = oneOf(["one-at-a-time", "all"]);
 
-const toolDefinition = z.custom<NonNullable<ThreadlineConfig["tools"]>[number]>(
-  (value) =>
-    typeof value === "object" &&
-    value !== null &&
-    (value as { kind?: unknown }).kind === "threadline-tool" &&
-    typeof (value as { forRun?: unknown }).forRun === "function",
-  { error: "must be a tool made with defineTool({ name, description, parameters, execute })" },
-);
+const toolDefinition = z.custom<NonNullable<ThreadlineConfig["tools"]>[number]>(isToolDefinition, {
+  error: "must be a tool made with defineTool({ name, description, parameters, execute })",
+});
 
 const mcpServer = z
   .strictObject({
@@ -73,8 +70,8 @@ const mcpServer = z
       })
       .optional(),
     headers: textRecord('{ Authorization: "Bearer …" }').optional(),
-    approval: staticApproval.optional(),
-    toolApproval: z.record(z.string(), staticApproval).optional(),
+    approval: approvalNeedSchema.optional(),
+    toolApproval: z.record(z.string(), approvalNeedSchema).optional(),
     interruptible: textList('["wait_for_build"]').optional(),
     enabled: bool().optional(),
     startupTimeoutMs: wholeNumber("30000").optional(),
@@ -135,7 +132,7 @@ export const configSchema = z.strictObject({
           timeoutMs: wholeNumber("20000").optional(),
           maxRedirects: z.number().int().min(0).optional(),
           userAgent: text('"MyBot/1.0"').optional(),
-          approval: approvalValue.optional(),
+          approval: approvalPolicySchema.optional(),
         }),
       ).optional(),
       files: optionsOrFlag(
@@ -158,7 +155,7 @@ export const configSchema = z.strictObject({
           bwrapPath: text('"/usr/bin/bwrap"').optional(),
           network: z.boolean({ error: "must be true or false" }).optional(),
           readOnlyPaths: textList('["/opt/toolchain"]').optional(),
-          approval: approvalValue.optional(),
+          approval: approvalPolicySchema.optional(),
           interruptible: z.boolean({ error: "must be true or false" }).optional(),
         }),
       ).optional(),
@@ -179,7 +176,7 @@ export const configSchema = z.strictObject({
     )
     .optional(),
   approvals: z
-    .record(z.string().regex(TOOL_NAME_PATTERN, { error: "must be a tool name" }), approvalValue, {
+    .record(z.string().regex(TOOL_NAME_PATTERN, { error: "must be a tool name" }), approvalPolicySchema, {
       error: 'must be an object of tool names to policies, for example { shell: "ask", fetch_url: "never" }',
     })
     .optional(),

@@ -45,7 +45,6 @@ export { INTERRUPTED_TOOL_TEXT } from "./recovery.js";
 export type { RedisClient } from "./redis-client.js";
 export {
   type AgentSetup,
-  type ApprovalPolicy,
   type ContextTransformRun,
   type OutboundResolver,
   type RunLogger,

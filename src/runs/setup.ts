@@ -1,7 +1,6 @@
 import type {
   AgentLoopConfig,
   AgentMessage,
-  AnyAgentTool,
   Message,
   Model,
   StreamFn,
@@ -9,19 +8,15 @@ import type {
   ToolExecutionMode,
 } from "../agent/index.js";
 import type { ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
-
-/** Who may be asked before a tool runs: never, always ("ask"), or decided per call. */
-export type ApprovalPolicy =
-  | "never"
-  | "ask"
-  | ((args: Record<string, unknown>, ctx: ToolRunContext) => "never" | "ask" | Promise<"never" | "ask">);
+import type { BoundTool } from "../tools/index.js";
 
 /**
- * An agent tool with an approval policy (default "never") and, for "ask", how long its card waits before the
- * call is denied: milliseconds, or "none" to wait for a decision however long it takes (default: the runs
- * config's `approvalTimeoutMs`).
+ * A tool as a run holds it: an agent tool with its approval policy bound to the run (default "never") and,
+ * for "ask", how long its card waits before the call is denied (default: the runs config's
+ * `approvalTimeoutMs`). The tools layer's `BoundTool`: every tool source makes one through a definition's
+ * `forRun` (see `toToolDefinition`).
  */
-export type RunTool = AnyAgentTool & { approval?: ApprovalPolicy; approvalTimeoutMs?: number | "none" };
+export type RunTool = BoundTool;
 
 /** What a run knows when it builds tools and evaluates policies. */
 export interface ToolRunContext {

@@ -1,26 +1,23 @@
 import { z } from "zod";
 import type {
-  AgentTool,
   AgentToolResult,
   AgentToolUpdateCallback,
+  AnyAgentTool,
   ImageContent,
   TextContent,
   ToolExecutionMode,
 } from "../agent/index.js";
-
-/** A chat thread as tools see it (structurally the chat layer's `ThreadRef`). */
-export interface ToolThread {
-  platform: string;
-  workspace: string;
-  channel: string;
-  thread: string;
-}
-
-/** A chat user as tools see it. */
-export interface ToolUser {
-  id: string;
-  name: string;
-}
+import {
+  type ApprovalPolicy,
+  type ApprovalTimeout,
+  approvalPolicySchema,
+  approvalTimeoutSchema,
+  type BoundApprovalPolicy,
+  bindApprovalPolicy,
+  type ToolApprovalContext,
+  type ToolThread,
+  type ToolUser,
+} from "./approval-policy.js";
 
 /**
  * What a run hands its tools when it builds them (the runs side's `ToolRunContext` plus the thread's
@@ -37,16 +34,6 @@ export interface ToolRunScope {
   workspaceDir: string;
 }
 
-/** What an approval policy function sees. */
-export interface ToolApprovalContext {
-  threadId: string;
-  thread: ToolThread;
-  runId: string;
-  /** The user whose message started the run. */
-  user: ToolUser;
-  workspaceDir: string;
-}
-
 /** What `execute` gets besides its arguments. */
 export interface ToolContext extends ToolApprovalContext {
   toolCallId: string;
@@ -55,14 +42,6 @@ export interface ToolContext extends ToolApprovalContext {
   /** Reports progress; each call becomes a `tool_execution_update` event. Never throws. */
   onUpdate(progress: string | AgentToolResult): void;
 }
-
-/** Whether a call needs a human decision first. */
-export type ApprovalDecisionNeeded = "never" | "ask";
-
-/** A static policy or one decided per call from the validated arguments. May be async; a throw blocks the call. */
-export type ToolApproval<TArgs = Record<string, unknown>> =
-  | ApprovalDecisionNeeded
-  | ((args: TArgs, ctx: ToolApprovalContext) => ApprovalDecisionNeeded | Promise<ApprovalDecisionNeeded>);
 
 /** What `execute` may return: text, a full result, or any JSON value (sent to the model as JSON). */
 export type ToolOutput =
@@ -83,7 +62,7 @@ export interface ToolSpec<TParams extends z.ZodObject> {
   /** The arguments, as a zod object; the model sees its JSON Schema, calls are validated against it. */
   parameters: TParams;
   /** Default `"never"`. `"ask"` posts Approve/Deny buttons in the thread before the call runs. */
-  approval?: ToolApproval<z.output<TParams>>;
+  approval?: ApprovalPolicy<z.output<TParams>>;
   /** `"sequential"` makes every batch this tool appears in run one call at a time. Default parallel. */
   executionMode?: ToolExecutionMode;
   /**
@@ -97,19 +76,29 @@ export interface ToolSpec<TParams extends z.ZodObject> {
    * out"): milliseconds, or `"none"` to wait until someone decides (or the run is stopped). Default: the
    * runs config's `approvalTimeoutMs` (10 minutes). Only used when the policy asks.
    */
-  approvalTimeoutMs?: number | "none";
+  approvalTimeoutMs?: ApprovalTimeout;
   /** Human-readable name for progress lines. Default: `name`. */
   label?: string;
   /** Does the work. Throw (ideally a {@link ToolError}) to report failure; the model reads the message. */
   execute(args: z.output<TParams>, ctx: ToolContext): Promise<ToolOutput> | ToolOutput;
 }
 
-/** A tool bound to one run: an `AgentTool` plus an approval policy (the runs side's `RunTool`). */
-export type BoundTool = AgentTool & {
-  approval: ApprovalDecisionNeeded | ((args: Record<string, unknown>) => Promise<ApprovalDecisionNeeded>);
+/**
+ * A tool bound to one run: an `AgentTool` plus its approval policy with the run's context applied (the runs
+ * side's `RunTool`; absent policy = `"never"`).
+ */
+export type BoundTool = AnyAgentTool & {
+  approval?: BoundApprovalPolicy;
   /** See {@link ToolSpec.approvalTimeoutMs}; absent = the runs config's default. */
-  approvalTimeoutMs?: number | "none";
+  approvalTimeoutMs?: ApprovalTimeout;
 };
+
+/**
+ * A tool written as a plain agent tool (`execute(toolCallId, params, signal, onUpdate)`) with an optional
+ * approval policy — what a `THREADLINE_TOOLS_MODULE` may export besides `defineTool` definitions.
+ * {@link toToolDefinition} checks it as `defineTool` checks a spec.
+ */
+export type AgentToolSpec = AnyAgentTool & { approval?: ApprovalPolicy; approvalTimeoutMs?: ApprovalTimeout };
 
 /** What {@link defineTool} returns: a validated tool that is bound to each run with `forRun`. */
 export interface ToolDefinition<TParams extends z.ZodObject = z.ZodObject> {
@@ -117,14 +106,14 @@ export interface ToolDefinition<TParams extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly description: string;
   readonly parameters: TParams;
-  readonly approval: ToolApproval<z.output<TParams>>;
+  readonly approval: ApprovalPolicy<z.output<TParams>>;
   readonly executionMode: ToolExecutionMode | undefined;
   /** Whether a steer or interrupt may abort a running call (see {@link ToolSpec.interruptible}). */
   readonly interruptible: boolean;
   /** Binds the tool to a run's thread, requester and workspace. Cheap; called once per run. */
   forRun(scope: ToolRunScope): BoundTool;
   /** A copy with another approval policy (config overrides use this). */
-  withApproval(approval: ToolApproval<z.output<TParams>>): ToolDefinition<TParams>;
+  withApproval(approval: ApprovalPolicy<z.output<TParams>>): ToolDefinition<TParams>;
 }
 
 /** A definition with any parameters; what lists of tools are typed as. */
@@ -166,8 +155,7 @@ export function toolSpecProblems(spec: Partial<Record<keyof ToolSpec<z.ZodObject
     );
   if (!(spec.parameters instanceof z.ZodObject) && !looksLikeZodObject(spec.parameters))
     problems.push("parameters must be a zod object, for example z.object({ city: z.string() })");
-  const approval = spec.approval;
-  if (approval !== undefined && approval !== "never" && approval !== "ask" && typeof approval !== "function")
+  if (spec.approval !== undefined && !approvalPolicySchema.safeParse(spec.approval).success)
     problems.push('approval must be "never", "ask" or a function (args, ctx) => "never" | "ask"');
   if (
     spec.executionMode !== undefined &&
@@ -177,11 +165,9 @@ export function toolSpecProblems(spec: Partial<Record<keyof ToolSpec<z.ZodObject
     problems.push('executionMode must be "parallel" or "sequential"');
   if (spec.interruptible !== undefined && typeof spec.interruptible !== "boolean")
     problems.push("interruptible must be true or false");
-  const timeout = spec.approvalTimeoutMs;
   if (
-    timeout !== undefined &&
-    timeout !== "none" &&
-    !(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0)
+    spec.approvalTimeoutMs !== undefined &&
+    !approvalTimeoutSchema.safeParse(spec.approvalTimeoutMs).success
   )
     problems.push('approvalTimeoutMs must be a positive number of milliseconds or "none"');
   if (typeof spec.execute !== "function") problems.push("execute must be a function (args, ctx) => result");
@@ -210,45 +196,92 @@ function looksLikeZodObject(value: unknown): boolean {
 export function defineTool<TParams extends z.ZodObject>(spec: ToolSpec<TParams>): ToolDefinition<TParams> {
   const problems = toolSpecProblems(spec);
   if (problems.length > 0) throw new ToolDefinitionError(String(spec.name ?? "(unnamed)"), problems);
-  return makeDefinition(spec);
+  return makeDefinition(spec, (approval, scope) => bindSpec(spec, approval, scope));
 }
 
-function makeDefinition<TParams extends z.ZodObject>(spec: ToolSpec<TParams>): ToolDefinition<TParams> {
-  const approval = spec.approval ?? "never";
+/**
+ * The one way a tool from any source becomes a definition: a `defineTool` definition is returned as is; a
+ * plain agent tool ({@link AgentToolSpec}, as a tools module may export) is checked like a `defineTool`
+ * spec and wrapped, its `execute` and policy kept (a policy function gets the run's
+ * {@link ToolApprovalContext}).
+ * @throws ToolDefinitionError naming the tool (or its position, `where`) and every problem.
+ */
+export function toToolDefinition(value: unknown, where = "tool"): AnyToolDefinition {
+  if (isToolDefinition(value)) return value;
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new ToolDefinitionError(where, [
+      "must be a tool made with defineTool({ name, description, parameters, execute }), or an agent tool { name, description, parameters, execute(toolCallId, params, signal, onUpdate) }",
+    ]);
+  const tool = value as AgentToolSpec;
+  const problems = toolSpecProblems(tool);
+  if (problems.length > 0)
+    throw new ToolDefinitionError(typeof tool.name === "string" && tool.name ? tool.name : where, problems);
+  return makeDefinition<z.ZodObject>(
+    { ...tool, parameters: tool.parameters as z.ZodObject },
+    (approval, scope) => {
+      const bound: BoundTool = { ...tool, approval: bindApprovalPolicy(approval, approvalContextOf(scope)) };
+      return bound;
+    },
+  );
+}
+
+/** Whether `value` is what {@link defineTool} returns (from any copy of this module). */
+export function isToolDefinition(value: unknown): value is AnyToolDefinition {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { kind?: unknown }).kind === "threadline-tool" &&
+    typeof (value as { forRun?: unknown }).forRun === "function"
+  );
+}
+
+/** The fields every definition carries, whatever it was made from. */
+type DefinitionFields<TParams extends z.ZodObject> = Pick<
+  ToolSpec<TParams>,
+  "name" | "description" | "parameters" | "approval" | "executionMode" | "interruptible"
+>;
+
+function makeDefinition<TParams extends z.ZodObject>(
+  fields: DefinitionFields<TParams>,
+  bind: (approval: ApprovalPolicy<z.output<TParams>>, scope: ToolRunScope) => BoundTool,
+): ToolDefinition<TParams> {
+  const approval = fields.approval ?? "never";
   return {
     kind: "threadline-tool",
-    name: spec.name,
-    description: spec.description,
-    parameters: spec.parameters,
+    name: fields.name,
+    description: fields.description,
+    parameters: fields.parameters,
     approval,
-    executionMode: spec.executionMode,
-    interruptible: spec.interruptible === true,
-    forRun: (scope) => bindTool(spec, approval, scope),
-    withApproval: (next) => makeDefinition({ ...spec, approval: next }),
+    executionMode: fields.executionMode,
+    interruptible: fields.interruptible === true,
+    forRun: (scope) => bind(approval, scope),
+    withApproval: (next) => makeDefinition({ ...fields, approval: next }, bind),
   };
 }
 
-function bindTool<TParams extends z.ZodObject>(
-  spec: ToolSpec<TParams>,
-  approval: ToolApproval<z.output<TParams>>,
-  scope: ToolRunScope,
-): BoundTool {
-  const approvalContext: ToolApprovalContext = {
+function approvalContextOf(scope: ToolRunScope): ToolApprovalContext {
+  return {
     threadId: scope.threadId,
     thread: scope.thread,
     runId: scope.runId,
+    requester: scope.requester,
     user: scope.requester,
     workspaceDir: scope.workspaceDir,
   };
+}
+
+function bindSpec<TParams extends z.ZodObject>(
+  spec: ToolSpec<TParams>,
+  approval: ApprovalPolicy<z.output<TParams>>,
+  scope: ToolRunScope,
+): BoundTool {
+  const approvalContext = approvalContextOf(scope);
   const tool: BoundTool = {
     name: spec.name,
     label: spec.label ?? spec.name,
     description: spec.description,
     parameters: spec.parameters,
-    approval:
-      typeof approval === "function"
-        ? async (args) => approval(args as z.output<TParams>, approvalContext)
-        : approval,
+    approval: bindApprovalPolicy(approval, approvalContext),
     execute: async (toolCallId, params, signal, onUpdate) => {
       const ctx: ToolContext = {
         ...approvalContext,

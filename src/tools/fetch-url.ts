@@ -3,7 +3,8 @@ import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { z } from "zod";
-import { type AnyToolDefinition, defineTool, type ToolApproval, ToolError } from "./define-tool.js";
+import type { ApprovalPolicy } from "./approval-policy.js";
+import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
 import { htmlToMarkdown } from "./html-to-markdown.js";
 import { type NetGuardOptions, pinPublicTarget } from "./net-guard.js";
 
@@ -20,7 +21,7 @@ export interface FetchUrlOptions extends NetGuardOptions {
   /** Default `Threadline/0.1 (+fetch_url)`. */
   userAgent?: string;
   /** Default `"never"`. */
-  approval?: ToolApproval<{ url: string }>;
+  approval?: ApprovalPolicy<{ url: string }>;
 }
 
 /** A fetched response body, before conversion. */

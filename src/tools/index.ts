@@ -4,14 +4,27 @@
  * workspace) with `forRun`, which yields an `AgentTool` with an approval policy.
  */
 export {
+  type ApprovalFunction,
+  type ApprovalNeed,
+  type ApprovalPolicy,
+  type ApprovalTimeout,
+  approvalNeedSchema,
+  approvalPolicySchema,
+  approvalTimeoutSchema,
+  type BoundApprovalPolicy,
+  bindApprovalPolicy,
+  type ToolApprovalContext,
+  type ToolThread,
+  type ToolUser,
+} from "./approval-policy.js";
+export {
+  type AgentToolSpec,
   type AnyToolDefinition,
-  type ApprovalDecisionNeeded,
   type BoundTool,
   defineTool,
   describeToolFailure,
+  isToolDefinition,
   TOOL_NAME_PATTERN,
-  type ToolApproval,
-  type ToolApprovalContext,
   type ToolContext,
   type ToolDefinition,
   ToolDefinitionError,
@@ -19,11 +32,10 @@ export {
   type ToolOutput,
   type ToolRunScope,
   type ToolSpec,
-  type ToolThread,
-  type ToolUser,
   textResult,
   toolSpecProblems,
   toResult,
+  toToolDefinition,
 } from "./define-tool.js";
 export {
   type FetchedBody,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AgentToolResult, ImageContent, TextContent } from "../agent/index.js";
-import { type AnyToolDefinition, type ApprovalDecisionNeeded, defineTool, ToolError } from "./define-tool.js";
+import type { ApprovalNeed } from "./approval-policy.js";
+import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
 import {
   type ListedMcpTool,
   McpConnection,
@@ -12,9 +13,9 @@ import {
 /** What every MCP server entry may say besides how to reach it. */
 export interface McpServerCommon {
   /** Approval of the server's tools. Default `"ask"`. */
-  approval?: ApprovalDecisionNeeded;
+  approval?: ApprovalNeed;
   /** Per-tool approval, by the tool's name on the server; wins over `approval`. */
-  toolApproval?: Record<string, ApprovalDecisionNeeded>;
+  toolApproval?: Record<string, ApprovalNeed>;
   /**
    * Tools (by their name on the server, or `<server>__<tool>`) that a steer or interrupt arriving while they
    * run may abort — waits and reads only. Default none: MCP tools run to the end.

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
-import { type AnyToolDefinition, defineTool, type ToolApproval, ToolError } from "./define-tool.js";
+import type { ApprovalPolicy } from "./approval-policy.js";
+import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
 import {
   type BwrapSandbox,
   type BwrapSandboxOptions,
@@ -38,7 +39,7 @@ export interface ShellOptions extends BwrapSandboxOptions {
   /** Time between SIGTERM and SIGKILL when a command is stopped. Default 2 000 ms. */
   killGraceMs?: number;
   /** Default `"ask"`: every command needs an approval. */
-  approval?: ToolApproval<{ command: string; timeoutSeconds?: number | undefined }>;
+  approval?: ApprovalPolicy<{ command: string; timeoutSeconds?: number | undefined }>;
   /**
    * `true` lets a steer or interrupt that arrives while a command runs stop it (SIGTERM, then SIGKILL).
    * Default `false`: a command may have side effects, so only the operator can allow that.

@@ -1,4 +1,5 @@
-import type { AnyToolDefinition, BoundTool, ToolApproval, ToolRunScope } from "./define-tool.js";
+import type { ApprovalPolicy } from "./approval-policy.js";
+import type { AnyToolDefinition, BoundTool, ToolRunScope } from "./define-tool.js";
 import { type FetchUrlOptions, fetchUrlTool } from "./fetch-url.js";
 import { type FileToolsOptions, fileTools } from "./file-tools.js";
 import { type ShellOptions, shellTool } from "./shell.js";
@@ -37,7 +38,7 @@ export function builtinTools(options: BuiltinToolsOptions = {}): AnyToolDefiniti
 /** Replaces the approval policy of the tools named in `policies` (by the name the model sees). */
 export function withApprovalPolicies(
   tools: readonly AnyToolDefinition[],
-  policies: Readonly<Record<string, ToolApproval>>,
+  policies: Readonly<Record<string, ApprovalPolicy>>,
 ): AnyToolDefinition[] {
   return tools.map((tool) => {
     const policy = policies[tool.name];
