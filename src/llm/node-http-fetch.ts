@@ -1,5 +1,6 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
+import type { Readable } from "node:stream";
 import type { ProviderFetch } from "./providers.js";
 
 /** Options of {@link createNodeHttpFetch}. */
@@ -16,7 +17,8 @@ export interface NodeHttpFetch extends ProviderFetch {
   destroy(): void;
 }
 
-function abortError(signal: AbortSignal): Error {
+/** The `AbortError` a `fetch` rejects with when `signal` aborts (its reason, when that is one). */
+export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error && reason.name === "AbortError") return reason;
   const error = new Error("This operation was aborted", { cause: reason });
@@ -24,8 +26,8 @@ function abortError(signal: AbortSignal): Error {
   return error;
 }
 
-/** Read-only response headers over Node's already-lowercased header object. */
-class NodeHeaders {
+/** Read-only response headers over Node's (or undici's) already-lowercased header object. */
+export class NodeHeaders {
   constructor(private readonly raw: IncomingHttpHeaders) {}
   get(name: string): string | null {
     const value = this.raw[name.toLowerCase()];
@@ -64,7 +66,7 @@ class NodeBody implements AsyncIterable<Buffer> {
   private failure: unknown;
   private waiter: (() => void) | undefined;
 
-  constructor(private readonly res: IncomingMessage) {
+  constructor(private readonly res: Readable) {
     res.on("data", (part: Buffer) => {
       this.queue.push(part);
       if (this.queue.length - this.head >= 64) res.pause();
@@ -132,7 +134,7 @@ function prematureClose(): Error {
  * The subset of `Response` the `openai` SDK reads. `body` is an async iterable over the Node stream: the
  * SDK iterates any async-iterable body, so the SSE bytes reach it without a web-stream conversion.
  */
-class NodeResponse {
+export class NodeResponse {
   readonly status: number;
   readonly statusText: string;
   readonly ok: boolean;
@@ -143,14 +145,15 @@ class NodeResponse {
   bodyUsed = false;
 
   constructor(
-    res: IncomingMessage,
+    head: { status: number; statusText: string; headers: IncomingHttpHeaders },
+    body: Readable,
     readonly url: string,
   ) {
-    this.status = res.statusCode ?? 0;
-    this.statusText = res.statusMessage ?? "";
+    this.status = head.status;
+    this.statusText = head.statusText;
     this.ok = this.status >= 200 && this.status < 300;
-    this.headers = new NodeHeaders(res.headers);
-    this.body = new NodeBody(res);
+    this.headers = new NodeHeaders(head.headers);
+    this.body = new NodeBody(body);
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
@@ -170,7 +173,8 @@ class NodeResponse {
   }
 }
 
-function requestHeaders(init: RequestInit | undefined): Record<string, string> {
+/** A request's headers as a plain object (from a `Headers`, pairs or a record). */
+export function requestHeaders(init: RequestInit | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   const headers = init?.headers;
   if (!headers) return out;
@@ -225,7 +229,12 @@ export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): NodeHtt
       request.on("response", (res) => {
         response = res;
         res.on("close", cleanup);
-        resolve(new NodeResponse(res, url.href) as unknown as Response);
+        const head = {
+          status: res.statusCode ?? 0,
+          statusText: res.statusMessage ?? "",
+          headers: res.headers,
+        };
+        resolve(new NodeResponse(head, res, url.href) as unknown as Response);
       });
       request.end(body ?? undefined);
     });
