@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import * as agentSurface from "../src/agent/index.js";
+import * as llmSurface from "../src/llm/index.js";
 
 const SRC = resolve(import.meta.dirname, "../src");
 
@@ -118,6 +120,45 @@ describe("architecture", () => {
       }
     }
     expect(offending).toEqual([]);
+  });
+
+  it("no folder's index.ts re-exports the Redis scripts (the Lua stays inside src/runs)", () => {
+    const offending = files
+      .filter((file) => file.endsWith("/index.ts"))
+      .flatMap((file) =>
+        importsOf(file)
+          .filter((specifier) => /(^|\/)(thread-)?scripts\.js$/.test(specifier))
+          .map((specifier) => `${relative(SRC, file)} → ${specifier}`),
+      );
+    expect(offending).toEqual([]);
+  });
+
+  it("the package surfaces (threadline/agent, threadline/llm) leave the loop's and the wire's internals out", () => {
+    const internals: [string, Record<string, unknown>, string[]][] = [
+      [
+        "agent",
+        agentSurface,
+        [
+          "prepareToolCall",
+          "executePreparedToolCall",
+          "finalizeExecutedToolCall",
+          "abortToolCalls",
+          "linkSignals",
+          "noticeOf",
+          "IncrementalConverter",
+          "setDefaultStreamFn",
+        ],
+      ],
+      [
+        "llm",
+        llmSurface,
+        ["SseParser", "parseStreamingJson", "ThinkTagSplitter", "ChatChunkAccumulator", "buildChatRequest"],
+      ],
+    ];
+    const exported = internals.flatMap(([folder, surface, names]) =>
+      names.filter((name) => name in surface).map((name) => `${folder}: ${name}`),
+    );
+    expect(exported).toEqual([]);
   });
 
   it("the import scanner sees every kind of import", () => {

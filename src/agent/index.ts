@@ -1,6 +1,7 @@
 /**
- * Threadline's agent core: a tool-calling loop with the semantics of the pi agent core
- * (see `shared/spec/agent-loop.md`). Depends only on zod; usable alone as a library.
+ * Threadline's agent core: a tool-calling loop with the semantics of the pi agent core, and where it
+ * deliberately differs (docs/agent-loop.md). Depends only on zod; usable alone as a library
+ * (`threadline/agent`). The tool-call steps, signal plumbing and the incremental converter stay inside.
  */
 export {
   Agent,
@@ -11,9 +12,9 @@ export {
   type QueueMode,
   UNKNOWN_MODEL,
 } from "./agent.js";
-export { defaultConvertToLlm, IncrementalConverter } from "./convert.js";
-export { createAssistantMessageEventStream, EventStream, type EventStreamOptions } from "./event-stream.js";
-export { InterruptLatch, interruptedToolText, linkSignals, noticeOf } from "./interrupts.js";
+export { defaultConvertToLlm } from "./convert.js";
+export { createAssistantMessageEventStream, EventStream } from "./event-stream.js";
+export { InterruptLatch } from "./interrupts.js";
 export {
   ABORTED_REQUEST_TEXT,
   agentLoop,
@@ -26,16 +27,10 @@ export {
 } from "./loop.js";
 export {
   ABORTED_TOOL_TEXT,
-  abortToolCalls,
   BLOCKED_TOOL_TEXT,
-  executePreparedToolCall,
-  type FinalizedToolCall,
-  finalizeExecutedToolCall,
-  type PreparedToolCall,
-  prepareToolCall,
   runToolBatch,
   type ToolBatchInput,
   type ToolBatchResult,
 } from "./tool-calls.js";
 export type * from "./types.js";
-export { formatValidationError, validateToolArguments } from "./validation.js";
+export { validateToolArguments } from "./validation.js";

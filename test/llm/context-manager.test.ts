@@ -7,6 +7,7 @@ import type {
   ToolResultMessage,
   UserMessage,
 } from "../../src/agent/index.js";
+import { SUMMARY_PREFIX } from "../../src/llm/context-summary.js";
 import {
   type ContextEvent,
   type ContextSummaryMessage,
@@ -15,7 +16,6 @@ import {
   createModelSummarizer,
   createTokenCounter,
   isContextSummary,
-  SUMMARY_PREFIX,
   type SummarizeInput,
   UNKNOWN_CONTEXT_WINDOW,
 } from "../../src/llm/index.js";

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { AgentMessage, AssistantMessage, Message, ToolResultMessage } from "../../src/agent/index.js";
+import { createConvertToLlm } from "../../src/llm/index.js";
 import {
   convertToOpenAIMessages,
-  createConvertToLlm,
-  emptyUsage,
   IMAGE_OMITTED_TEXT,
   MISSING_TOOL_RESULT_TEXT,
   TOOL_IMAGES_TEXT,
-  toolParametersSchema,
   toolsToOpenAI,
-} from "../../src/llm/index.js";
+} from "../../src/llm/openai/index.js";
+import { toolParametersSchema } from "../../src/llm/tool-schema.js";
+import { emptyUsage } from "../../src/llm/usage.js";
 
 const withImages = { input: ["text", "image"] as ("text" | "image")[] };
 const textOnly = { input: ["text"] as ("text" | "image")[] };

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AssistantMessageEvent, ToolCall } from "../../src/agent/index.js";
-import { createOpenAIStreamFn, parseStreamingJson } from "../../src/llm/index.js";
+import { createOpenAIStreamFn } from "../../src/llm/index.js";
+import { parseStreamingJson } from "../../src/llm/streaming-json.js";
 import { chunk, chunks, FakeOpenAIServer, toolCallReply } from "../fakes/openai-server.js";
 import { fakeModel, request, user } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { probeModelEndpoint } from "../../src/llm/index.js";
+import { probeModelEndpoint } from "../../src/llm/openai/index.js";
 import { FakeOpenAIServer } from "../fakes/openai-server.js";
 
 let server: FakeOpenAIServer;

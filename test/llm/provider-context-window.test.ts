@@ -5,9 +5,8 @@ import {
   createOpenAIStreamFn,
   createTokenCounter,
   type ModelWindow,
-  probeModelEndpoint,
-  serverContextWindow,
 } from "../../src/llm/index.js";
+import { probeModelEndpoint, serverContextWindow } from "../../src/llm/openai/index.js";
 import { FakeOpenAIServer, textReply } from "../fakes/openai-server.js";
 import { fakeModel, user } from "./helpers.js";
 

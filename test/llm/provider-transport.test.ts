@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cutNote, formatLimit, STREAM_CLOSED_MESSAGE } from "../../src/llm/index.js";
+import { formatLimit } from "../../src/llm/index.js";
+import { cutNote } from "../../src/llm/openai/index.js";
+import { STREAM_CLOSED_MESSAGE } from "../../src/llm/provider-errors.js";
 import { chunks, FakeOpenAIServer, split, textReply } from "../fakes/openai-server.js";
 import { fakeModel, request } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseStreamingJson, repairJson } from "../../src/llm/index.js";
+import { parseStreamingJson, repairJson } from "../../src/llm/streaming-json.js";
 
 describe("parseStreamingJson", () => {
   it("returns {} for empty or whitespace text", () => {

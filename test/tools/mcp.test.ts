@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolParametersSchema } from "../../src/llm/index.js";
+import { toolParametersSchema } from "../../src/llm/tool-schema.js";
 import { connectMcpServers, type McpFailure, type McpToolset } from "../../src/tools/index.js";
 import { createEchoServer } from "../fixtures/mcp/echo-server.js";
 import { call, textOf } from "./helpers.js";
