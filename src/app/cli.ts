@@ -116,6 +116,7 @@ async function startParts(
   const { env, settings, log, parts, concurrency } = ctx;
   const redis = commandConnection(redisTarget(env));
   try {
+    // The one RunsConfig of this process: the worker, the gateway and the platforms all get this one.
     const config = runsConfigFromEnv(env, settings);
     const metrics = new Metrics();
     if (env.OPS_PORT > 0) {
@@ -146,6 +147,7 @@ async function startParts(
         log,
         platforms,
         config: settings,
+        runsConfig: config,
         observer: metrics.observer(),
       };
       if (concurrency !== undefined) options.concurrency = concurrency;
@@ -165,7 +167,9 @@ async function startParts(
       });
       if (platforms.length === 0)
         log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
-      parts.push(await startGatewayProcess({ env, log, platforms, config: settings, redis }));
+      parts.push(
+        await startGatewayProcess({ env, log, platforms, config: settings, runsConfig: config, redis }),
+      );
     }
   } catch (err) {
     redis.disconnect();

@@ -1,6 +1,6 @@
 import type { ChatPlatform } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
-import { createGateway, createRunQueue, Intake, type RunLogger } from "../runs/index.js";
+import { createGateway, createRunQueue, Intake, type RunLogger, type RunsConfig } from "../runs/index.js";
 import { restrictInbound } from "./access.js";
 import { missingModelHint } from "./model-hint.js";
 import { blockingConnection, commandConnection, type RedisClient, redisTarget } from "./redis.js";
@@ -12,6 +12,11 @@ export interface GatewayProcessOptions {
   platforms: ChatPlatform[];
   /** The validated config module (runs settings, `allow` lists). Default `{}`. */
   config?: ThreadlineConfig;
+  /**
+   * The runs settings, built once by the composition root and shared with the worker and the platforms.
+   * Default: `runsConfigFromEnv(env, config)`.
+   */
+  runsConfig?: RunsConfig;
   /**
    * The command connection to use (not closed by `close`); by default one is opened. Passing the one the
    * platforms use puts a message's storage and its run intake on one connection, applied in order.
@@ -30,7 +35,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   const target = redisTarget(env);
   const redis = options.redis ?? commandConnection(target);
   const bull = blockingConnection(target);
-  const config = runsConfigFromEnv(env, options.config);
+  const config = options.runsConfig ?? runsConfigFromEnv(env, options.config);
   const queue = createRunQueue(bull, env.THREADLINE_PREFIX);
   const intake = new Intake(redis, queue, config);
   const hint = missingModelHint(env);

@@ -5,6 +5,7 @@ import {
   type AgentSetup,
   type RunLogger,
   type RunObserver,
+  type RunsConfig,
   startRunWorker,
   ThreadStore,
 } from "../runs/index.js";
@@ -26,6 +27,11 @@ export interface WorkerProcessOptions {
   agent?: AgentSetup;
   /** The validated config module (tools, MCP servers, model and runs settings). Default `{}`. */
   config?: ThreadlineConfig;
+  /**
+   * The runs settings, built once by the composition root and shared with the gateway and the platforms.
+   * Default: `runsConfigFromEnv(env, config)`.
+   */
+  runsConfig?: RunsConfig;
   concurrency?: number;
   /** Receives run events (metrics). */
   observer?: RunObserver;
@@ -61,7 +67,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   const handle = await startRunWorker({
     redis,
     bullConnection: bull,
-    config: runsConfigFromEnv(env, config),
+    config: options.runsConfig ?? runsConfigFromEnv(env, config),
     outbound: (thread) => {
       const platform = platforms.get(thread.platform);
       if (!platform)
