@@ -5,7 +5,9 @@ import { ThreadStore } from "../runs/index.js";
 import {
   createRedisRateLimiter,
   createSlackPlatform,
+  historyBudgets,
   redisRecipientStore,
+  redisSeenMessages,
   type SlackConnection,
   type SlackPlatformOptions,
 } from "../slack/index.js";
@@ -28,10 +30,16 @@ export function slackPlatform({
   const store = new ThreadStore(redis, env.THREADLINE_PREFIX);
   const options: SlackPlatformOptions = {
     botToken: env.SLACK_BOT_TOKEN,
-    rateLimiter: createRedisRateLimiter({ redis, prefix: env.THREADLINE_PREFIX }),
+    rateLimiter: createRedisRateLimiter({
+      redis,
+      prefix: env.THREADLINE_PREFIX,
+      budgets: historyBudgets(env.SLACK_HISTORY_TIER),
+    }),
     // Keep-alive node:http: less CPU per Web API call than the global fetch (many calls per run).
     fetch: createNodeHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
     recipients: redisRecipientStore(redis, env.THREADLINE_PREFIX),
+    seenMessages: redisSeenMessages(redis, env.THREADLINE_PREFIX),
+    historyTier: env.SLACK_HISTORY_TIER,
     streaming: env.SLACK_STREAMING,
     feedback: env.SLACK_FEEDBACK,
     // Asked when a run's status first shows: the worker holds the thread then, so its run is the active one.

@@ -152,6 +152,15 @@ export const envSchema = z.object({
   SLACK_STREAMING: flag(true),
   /** 👍 / 👎 feedback buttons under each answer (Block Kit `feedback_buttons`). */
   SLACK_FEEDBACK: flag(true),
+  /**
+   * The app's `conversations.replies` limits: `non-marketplace` (distributed outside the Marketplace: 1 call
+   * a minute, 15 messages a page) or `internal` (internal and Marketplace apps: Tier 3).
+   */
+  SLACK_HISTORY_TIER: z
+    .enum(["non-marketplace", "internal"], {
+      message: "must be non-marketplace or internal, for example non-marketplace",
+    })
+    .default("non-marketplace"),
   THREADLINE_APPROVERS: idList,
   THREADLINE_APPROVAL_TIMEOUT_MS: positiveInt(600_000, "600000"),
   THREADLINE_REACTIONS: reactionNames,

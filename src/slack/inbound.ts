@@ -26,7 +26,7 @@ import {
   withoutBotMention,
 } from "./events.js";
 import { FEEDBACK_ACTION_ID } from "./feedback-blocks.js";
-import { threadHistory } from "./history.js";
+import { type HistoryFetch, threadHistory } from "./history.js";
 import { ExpiringMap, ThreadLookup, UserNames } from "./lookups.js";
 import {
   allowed,
@@ -36,6 +36,7 @@ import {
   type SlackLogger,
 } from "./options.js";
 import { type RecipientStore, sessionTitle } from "./recipients.js";
+import { memorySeenMessages, type SeenMessages } from "./seen-messages.js";
 import {
   type AssistantThreadStartedPayload,
   type HomeOpenedPayload,
@@ -65,6 +66,12 @@ export interface SlackInboundOptions {
   /** Reaction names worth resolving (others are dropped early); all when undefined. */
   watchedReactions?: string[];
   recipients?: RecipientStore;
+  /** The threads' messages the gateway received (history without asking Slack). Default: this process only. */
+  seen?: SeenMessages;
+  /** The client of `conversations.replies` (no retries: a refused lookup is not waited for). Default `api`. */
+  historyApi?: SlackApi;
+  /** How an unseen thread is read from Slack (page size of the app's tier). */
+  historyFetch?: Partial<HistoryFetch>;
   /** Offered when someone opens a DM with the bot. Default: none. */
   suggestedPrompts?: SlackSuggestedPrompts;
   /** Called once per recorded 👍 / 👎 click (after its log line); must not throw. */
@@ -119,11 +126,15 @@ export class SlackInbound {
   private readonly seenEvents = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
   private readonly seenMessages = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
   private readonly feedback: FeedbackRecorder;
+  private readonly seen: SeenMessages;
+  /** Messages already recorded in {@link seen} (a mention arrives as `app_mention` and as `message`). */
+  private readonly recorded = new ExpiringMap<true>(20_000, 10 * 60 * 1000);
 
   constructor(private readonly options: SlackInboundOptions) {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
     this.names = new UserNames(options.api);
-    this.threads = new ThreadLookup(options.api);
+    this.seen = options.seen ?? memorySeenMessages();
+    this.threads = new ThreadLookup(options.historyApi ?? options.api, this.seen);
     this.feedback = new FeedbackRecorder(this.log, options.onFeedback);
     this.serial = new ThreadSerial({
       onHeld: (thread) =>
@@ -280,6 +291,7 @@ export class SlackInbound {
       const channel = raw.channel ?? "";
       if (!placeAllowed(team, channel, isDirectChannel(channel), access)) return;
       const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: kind.threadTs };
+      this.record(thread, "deleted", { ts: kind.ts }, false);
       await this.serial.run(thread, () => inbound.messageDeleted(thread, kind.ts));
       return;
     }
@@ -289,7 +301,12 @@ export class SlackInbound {
     if (kind.kind === "message") this.threads.remember(channel, ts, event.thread_ts ?? ts);
     const author = authorOf(event, this.self, access);
     const direct = isDirectChannel(channel, event.channel_type);
-    if (author.kind !== "person" || !placeAllowed(team, channel, direct, access)) return;
+    if (!placeAllowed(team, channel, direct, access)) return;
+    const op = kind.kind === "edited" ? "edited" : "message";
+    if (op === "edited" || this.recorded.claim(`${team}:${channel}:${ts}`, true)) {
+      this.record(threadOfMessage(team, event), op, event, author.kind === "self");
+    }
+    if (author.kind !== "person") return;
     const text = event.text ?? "";
     const mentionsBot = isMention || direct || mentions(text, this.self.userId);
     // A top-level message that does not address the bot can never concern it.
@@ -315,6 +332,9 @@ export class SlackInbound {
         if (mentionsBot && thread.thread !== ts) {
           const history = await threadHistory({
             ...this.options,
+            api: this.options.historyApi ?? this.options.api,
+            seen: this.seen,
+            ...(this.options.historyFetch ? { fetch: this.options.historyFetch } : {}),
             names: this.names,
             self: this.self,
             thread,
@@ -325,6 +345,21 @@ export class SlackInbound {
         await Promise.all([this.rememberRecipient(thread, message), inbound.message(message)]);
       }),
     );
+  }
+
+  /**
+   * Keeps the message for later mentions' history. Started on arrival (not awaited: intake never waits for
+   * it); Redis runs one connection's commands in order, so a later mention's read finds it.
+   */
+  private record(
+    thread: ThreadRef,
+    op: "message" | "edited" | "deleted",
+    message: SlackMessageEvent,
+    self: boolean,
+  ): void {
+    this.seen
+      .record(thread, op, message, { self })
+      .catch((err: unknown) => this.log.warn({ err }, "slack: could not record a thread's message"));
   }
 
   private async rememberRecipient(thread: ThreadRef, message: IncomingMessage): Promise<void> {

@@ -24,13 +24,17 @@ export { SLACK_LIMITS, SlackOutbound, type SlackOutboundOptions } from "./outbou
 export { createSlackPlatform, type SlackPlatformOptions } from "./platform.js";
 export {
   createRedisRateLimiter,
+  historyBudgets,
   type MethodBudget,
   type RedisRateLimiterOptions,
+  SLACK_HISTORY_TIERS,
   SLACK_METHOD_BUDGETS,
+  type SlackHistoryTier,
   type SlackRateLimiter,
   UNLIMITED,
 } from "./rate-limit.js";
 export { memoryRecipientStore, type RecipientStore, redisRecipientStore } from "./recipients.js";
+export { memorySeenMessages, redisSeenMessages, type SeenMessages } from "./seen-messages.js";
 export { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
 export {
   MAX_SUGGESTED_PROMPTS,

@@ -1,5 +1,6 @@
 import type { ChatUser } from "../chat/index.js";
 import type { SlackApi } from "./api.js";
+import type { SeenMessages } from "./seen-messages.js";
 
 /** A bounded map whose entries expire; the oldest entry goes first when full. */
 export class ExpiringMap<V> {
@@ -82,14 +83,19 @@ export class UserNames {
 }
 
 /**
- * Which thread a message belongs to (Slack's reaction and click events name only the message). Answers
- * from what the gateway has seen, else asks `conversations.replies` (whose first message carries the
- * thread's `thread_ts`) and remembers the answer.
+ * Which thread a message belongs to (Slack's reaction events name only the message). Answers from what
+ * this gateway has seen, else from what any gateway recorded (`seen`), else asks `conversations.replies`
+ * (whose first message carries the thread's `thread_ts`) — only within its budget, never waiting for it
+ * (a distributed non-Marketplace app gets 1 call a minute:
+ * https://docs.slack.dev/reference/methods/conversations.replies) — and remembers the answer.
  */
 export class ThreadLookup {
   private readonly known = new ExpiringMap<string>(50_000, 24 * 60 * 60 * 1000);
 
-  constructor(private readonly api: SlackApi) {}
+  constructor(
+    private readonly api: SlackApi,
+    private readonly seen?: SeenMessages,
+  ) {}
 
   /** Records that message `ts` in `channel` belongs to thread `threadTs`. */
   remember(channel: string, ts: string, threadTs: string): void {
@@ -101,11 +107,18 @@ export class ThreadLookup {
     const cached = this.known.get(`${channel}:${ts}`);
     if (cached !== undefined) return cached;
     try {
-      const result = await this.api.call(
+      const recorded = await this.seen?.threadOf(team, channel, ts);
+      if (recorded !== undefined) {
+        this.remember(channel, ts, recorded);
+        return recorded;
+      }
+      const result = await this.api.tryCall(
         "conversations.replies",
         { team, channel },
         { channel, ts, limit: 1 },
       );
+      // No budget left: the reaction is taken as being about a thread of its own (the message itself).
+      if (result === undefined) return ts;
       const first = (result.messages as { thread_ts?: string }[] | undefined)?.[0];
       const threadTs = first?.thread_ts ?? ts;
       this.remember(channel, ts, threadTs);

@@ -1,12 +1,19 @@
 import type { RetryOptions, WebClientOptions } from "@slack/web-api";
+import { WebClient } from "@slack/web-api";
 import type { ChatInbound, ChatPlatform, ThreadRef } from "../chat/index.js";
 import type { SlackFeedback } from "./answer-feedback.js";
-import { createSlackClient, SlackApi } from "./api.js";
+import { createSlackClient, SlackApi, slackClientOptions } from "./api.js";
 import { type SlackConnection, SlackInbound } from "./inbound.js";
 import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } from "./options.js";
 import { SlackOutbound } from "./outbound.js";
-import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
+import {
+  SLACK_HISTORY_TIERS,
+  type SlackHistoryTier,
+  type SlackRateLimiter,
+  UNLIMITED,
+} from "./rate-limit.js";
 import type { RecipientStore } from "./recipients.js";
+import type { SeenMessages } from "./seen-messages.js";
 import type { SlackSuggestedPrompts } from "./suggested-prompts.js";
 
 /** Options of {@link createSlackPlatform}. */
@@ -28,6 +35,13 @@ export interface SlackPlatformOptions {
   watchedReactions?: string[];
   /** Recipients of native streams, shared between gateway and workers. Without it, replies in channels are posted and edited. */
   recipients?: RecipientStore;
+  /** The threads' messages the gateway received, shared by gateway instances (history without Slack calls). */
+  seenMessages?: SeenMessages;
+  /**
+   * The app's `conversations.replies` tier (`SLACK_HISTORY_TIER`): its page size here; give the same tier's
+   * budget to the rate limiter ({@link historyBudgets}). Default `non-marketplace`.
+   */
+  historyTier?: SlackHistoryTier;
   /** Native streaming where the workspace supports it. Default `true`. */
   streaming?: boolean;
   /** WebClient retry policy (tests shorten it). */
@@ -87,6 +101,16 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
       if (options.recipients !== undefined) inboundOptions.recipients = options.recipients;
       if (options.onFeedback !== undefined) inboundOptions.onFeedback = options.onFeedback;
       if (options.suggestedPrompts !== undefined) inboundOptions.suggestedPrompts = options.suggestedPrompts;
+      if (options.seenMessages !== undefined) inboundOptions.seen = options.seenMessages;
+      // History is never waited for: no retries, and a 429 fails at once instead of sleeping Retry-After.
+      const historyClient = new WebClient(options.botToken, {
+        ...slackClientOptions({ ...clientOptions, retry: { retries: 0 } }),
+        rejectRateLimitedCalls: true,
+      });
+      inboundOptions.historyApi = new SlackApi(historyClient, options.rateLimiter ?? UNLIMITED);
+      inboundOptions.historyFetch = {
+        pageSize: SLACK_HISTORY_TIERS[options.historyTier ?? "non-marketplace"].pageSize,
+      };
       inbound = new SlackInbound(inboundOptions);
       await inbound.start(target);
     },

@@ -28,7 +28,8 @@ export const SLACK_METHOD_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "chat.postEphemeral": { limit: 100, windowMs: MINUTE },
   "reactions.add": { limit: 50, windowMs: MINUTE },
   "reactions.remove": { limit: 20, windowMs: MINUTE },
-  "conversations.replies": { limit: 50, windowMs: MINUTE },
+  // The conservative tier (see SLACK_HISTORY_TIERS); best effort: a mention never waits for history.
+  "conversations.replies": { limit: 1, windowMs: MINUTE, bestEffort: true },
   "users.info": { limit: 100, windowMs: MINUTE },
   "assistant.threads.setStatus": { limit: 50, windowMs: MINUTE, bestEffort: true },
   // "Tier 4: 100+ per minute" (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
@@ -36,6 +37,36 @@ export const SLACK_METHOD_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   // Tier 3 (https://docs.rs/crate/slack-morphism/2.29.0/source/src/api/agents.rs; Slack's page names no tier).
   "agents.sessions.setStatus": { limit: 50, windowMs: MINUTE },
 };
+
+/**
+ * Which `conversations.replies` limits apply to the app (`SLACK_HISTORY_TIER`). Slack: "As of May 29,
+ * 2025, for new applications and installation commercially distributed outside of the Marketplace, this
+ * method is rate limited to 1 request per minute. The maximum and default values for the limit parameter
+ * have both been reduced to 15 objects. For Marketplace and internal customer-built applications, this
+ * method has Tier 3 rate limits." and "Beginning March 3, 2026, existing installations of applications
+ * published and distributed outside the Slack Marketplace will also be subject to the new posted limits."
+ * (https://docs.slack.dev/reference/methods/conversations.replies; also
+ * https://docs.slack.dev/apis/web-api/rate-limits, "App types and rate limits").
+ */
+export type SlackHistoryTier = "non-marketplace" | "internal";
+
+/** A history tier: the method budget and the page size (`limit`) of one `conversations.replies` call. */
+export interface HistoryTierLimits {
+  budget: MethodBudget;
+  pageSize: number;
+}
+
+export const SLACK_HISTORY_TIERS: Readonly<Record<SlackHistoryTier, HistoryTierLimits>> = {
+  // 1 request per minute, at most 15 messages a page (the default: it is right for every app).
+  "non-marketplace": { budget: { limit: 1, windowMs: MINUTE, bestEffort: true }, pageSize: 15 },
+  // Tier 3 (50+ per minute); pages of 200 with the cursor (https://docs.slack.dev/apis/web-api/pagination).
+  internal: { budget: { limit: 50, windowMs: MINUTE, bestEffort: true }, pageSize: 200 },
+};
+
+/** The budgets of a history tier, to pass as {@link RedisRateLimiterOptions.budgets}. */
+export function historyBudgets(tier: SlackHistoryTier): Record<string, MethodBudget> {
+  return { "conversations.replies": SLACK_HISTORY_TIERS[tier].budget };
+}
 
 /** Waits for (or refuses) a slot in a Slack method's budget. */
 export interface SlackRateLimiter {

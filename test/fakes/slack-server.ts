@@ -4,7 +4,13 @@ import { WebSocketServer } from "ws";
 import { type Delivery, EventDelivery } from "./slack-events.js";
 import { type FakeMessage, FakeSlackStore } from "./slack-store.js";
 import { FAKE_STREAM_LIMITS, type FakeStreamClock } from "./slack-streams.js";
-import { type ApiReply, type FakeSlackConfig, handleWebApi, parseArgs } from "./slack-web-api.js";
+import {
+  type ApiReply,
+  FAKE_HISTORY_TIERS,
+  type FakeSlackConfig,
+  handleWebApi,
+  parseArgs,
+} from "./slack-web-api.js";
 
 export type { FakeMessage } from "./slack-store.js";
 
@@ -20,7 +26,10 @@ export interface FakeSlackOptions extends Partial<FakeSlackConfig> {
   signingSecret?: string;
   /** How long Slack waits for an ack before retrying. Default 3000. */
   ackTimeoutMs?: number;
-  /** Budgets enforced per method. Default: none. */
+  /**
+   * Budgets enforced per method. Default: none, except `conversations.replies` at its tier's budget
+   * (`historyTier`, default `non-marketplace`: 1 call a minute); a budget given here replaces it.
+   */
   rateLimits?: Record<string, FakeRateLimit>;
   /** The clock of stream lifetimes (tests simulate minutes with it). Default `Date.now`. */
   now?: () => number;
@@ -65,12 +74,19 @@ export class FakeSlackServer {
       assistantStatus: options.assistantStatus ?? true,
       agentSessions: options.agentSessions ?? true,
       agentView: options.agentView ?? true,
+      historyTier: options.historyTier ?? "non-marketplace",
     };
     this.clock = {
       now: options.now ?? Date.now,
       lifetimeMs: options.streamLifetimeMs ?? FAKE_STREAM_LIMITS.lifetimeMs,
     };
-    this.rateLimits = options.rateLimits ?? {};
+    this.rateLimits = {
+      "conversations.replies": {
+        limit: FAKE_HISTORY_TIERS[this.config.historyTier].perMinute,
+        windowMs: 60_000,
+      },
+      ...options.rateLimits,
+    };
     this.delivery = new EventDelivery({
       ackTimeoutMs: options.ackTimeoutMs ?? 3000,
       maxRetries: 3,

@@ -97,6 +97,9 @@ export class FakeSlackStore extends EventEmitter {
   readonly users = new Map<string, string>();
   private lastTs = 0;
 
+  /** The `conversations.replies` pages served: the `limit` applied and how many messages came back. */
+  readonly historyPages: { channel: string; threadTs: string; limit: number; returned: number }[] = [];
+
   constructor() {
     super();
     this.setMaxListeners(0);

@@ -27,7 +27,26 @@ export interface FakeSlackConfig {
    * (`assistant_view`): suggested prompts sent with a `thread_ts` are silently dropped.
    */
   agentView: boolean;
+  /**
+   * The app's `conversations.replies` limits: `non-marketplace` (a commercially distributed app outside the
+   * Marketplace: `limit` at most 15, 1 call a minute) or `internal` (internal and Marketplace apps: Tier 3).
+   */
+  historyTier: "non-marketplace" | "internal";
 }
+
+/**
+ * `conversations.replies` by app type: "As of May 29, 2025, for new applications and installation
+ * commercially distributed outside of the Marketplace, this method is rate limited to 1 request per
+ * minute. The maximum and default values for the limit parameter have both been reduced to 15 objects.
+ * For Marketplace and internal customer-built applications, this method has Tier 3 rate limits."
+ * (https://docs.slack.dev/reference/methods/conversations.replies; Tier 3 is "50+ per minute":
+ * https://docs.slack.dev/apis/web-api/rate-limits). The server enforces the call budget (HTTP 429 with
+ * Retry-After), the handler the page size.
+ */
+export const FAKE_HISTORY_TIERS = {
+  "non-marketplace": { maxLimit: 15, defaultLimit: 15, perMinute: 1 },
+  internal: { maxLimit: 1000, defaultLimit: 1000, perMinute: 50 },
+} as const;
 
 /** A Web API answer: Slack's JSON (`ok` added by the server). */
 export type ApiReply = { ok: true; [field: string]: unknown } | { ok: false; error: string };
@@ -174,15 +193,32 @@ const HANDLERS: Record<string, Handler> = {
   "agents.sessions.setStatus": (args, ctx) => setSession(args, ctx),
   "reactions.add": (args, ctx) => react(ctx, args, true),
   "reactions.remove": (args, ctx) => react(ctx, args, false),
+  // Cursor-paginated (https://docs.slack.dev/apis/web-api/pagination): `limit` per page, capped by the
+  // app's tier (FAKE_HISTORY_TIERS), `response_metadata.next_cursor` while more remain.
   "conversations.replies": (args, ctx) => {
     const message = ctx.store.get(String(args.channel), String(args.ts));
     if (!message) return fail("thread_not_found");
     const root = message.threadTs ?? message.ts;
-    const limit = Number(args.limit ?? 1000);
+    const tier = FAKE_HISTORY_TIERS[ctx.config.historyTier];
+    const asked = args.limit === undefined ? tier.defaultLimit : Number(args.limit);
+    const limit = Math.max(1, Math.min(Number.isFinite(asked) ? asked : tier.defaultLimit, tier.maxLimit));
+    let offset = 0;
+    if (args.cursor !== undefined && args.cursor !== "") {
+      const decoded = /^offset:(\d+)$/.exec(Buffer.from(String(args.cursor), "base64").toString("utf8"));
+      if (!decoded) return fail("invalid_cursor");
+      offset = Number(decoded[1]);
+    }
+    const all = ctx.store.thread(message.channel, root);
+    const page = all.slice(offset, offset + limit);
+    ctx.store.historyPages.push({ channel: message.channel, threadTs: root, limit, returned: page.length });
+    const more = offset + limit < all.length;
     return {
       ok: true,
-      messages: ctx.store.thread(message.channel, root).slice(0, limit).map(wire),
-      has_more: false,
+      messages: page.map(wire),
+      has_more: more,
+      ...(more
+        ? { response_metadata: { next_cursor: Buffer.from(`offset:${offset + limit}`).toString("base64") } }
+        : {}),
     };
   },
   "assistant.threads.setStatus": (args, ctx) => {
