@@ -148,7 +148,7 @@ export class AgentState {
 
 /**
  * A stateful agent: one transcript, two message queues (steering and follow-up) and at most one run at a
- * time. Queued messages leave their queue only when injected into the transcript (deviation 3).
+ * time. Queued messages leave their queue only when injected into the transcript (docs/agent-loop.md, deviation 3).
  */
 export class Agent {
   readonly state: AgentState;
@@ -213,7 +213,8 @@ export class Agent {
 
   /**
    * Queues a message for delivery after the current tool batch. Works whether or not a run is active. A
-   * running tool declared `interruptible` is aborted by it (deviation 6); `notice` names who sent it.
+   * running tool declared `interruptible` is aborted by it (docs/agent-loop.md, deviation 6); `notice` names who
+   * sent it.
    */
   steer(message: AgentMessage, notice: InterruptNotice = {}): void {
     this.steeringQueue.push({ message, inFlight: false });
@@ -221,9 +222,10 @@ export class Agent {
   }
 
   /**
-   * Delivers a message now (deviation 6): a streaming model request is aborted — its partial answer stays
-   * in the transcript, marked `interrupted` — and the next request starts at once with the message; while
-   * tools run, it is delivered after the batch like a steer and aborts the tools declared `interruptible`.
+   * Delivers a message now (docs/agent-loop.md, deviation 6): a streaming model request is aborted — its
+   * partial answer stays in the transcript, marked `interrupted` — and the next request starts at once with
+   * the message; while tools run, it is delivered after the batch like a steer and aborts the tools declared
+   * `interruptible`.
    * Never ends the run. When idle, the message waits for the next run (delivered before steering).
    */
   interrupt(message: AgentMessage, notice: InterruptNotice = {}): void {
@@ -437,7 +439,7 @@ export class Agent {
     return execution;
   }
 
-  /** §10.5: an exception escaping the loop becomes a failure message and a closing event sequence. */
+  /** An exception escaping the loop becomes a failure message and a closing event sequence (docs/agent-loop.md §6). */
   private async emitFailure(
     model: Model,
     err: unknown,

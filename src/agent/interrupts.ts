@@ -1,6 +1,6 @@
 import type { InterruptNotice } from "./types.js";
 
-/** The text of an interruptible tool's result when a new message aborted it (deviation 6). */
+/** An interruptible tool's result text when a new message aborted it (docs/agent-loop.md, deviation 6). */
 export function interruptedToolText(notice: InterruptNotice | undefined): string {
   const from = notice?.by ? ` from ${notice.by}` : "";
   return `Interrupted by a new message${from}; the tool was stopped before it finished.`;

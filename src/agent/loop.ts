@@ -141,7 +141,7 @@ class SinkError extends Error {
   }
 }
 
-/** State of one run of the loop (spec §4). */
+/** State of one run of the loop (docs/agent-loop.md §2). */
 class LoopRun {
   readonly newMessages: AgentMessage[] = [];
   private readonly config: AgentLoopConfig;
@@ -179,7 +179,10 @@ class LoopRun {
     await this.emit({ type: "turn_end", message, toolResults });
   }
 
-  /** Runs the entry steps, then the loop; a throwing hook ends the run with an error message (deviation 5). */
+  /**
+   * Runs the entry steps, then the loop; a throwing hook ends the run with an error message
+   * (docs/agent-loop.md, deviation 5).
+   */
   async execute(enter: () => Promise<void>, initialPending?: AgentMessage[]): Promise<AgentMessage[]> {
     try {
       await enter();
@@ -245,7 +248,8 @@ class LoopRun {
         const message = await this.streamAssistantResponse();
         this.newMessages.push(message);
         if (message.interrupted) {
-          // Deviation 6: the cut answer stays; its calls get results; the next request starts at once.
+          // The cut answer stays, its calls get results, the next request starts at once (docs/agent-loop.md,
+          // deviation 6).
           const toolResults = await this.abortCalls(message);
           lastTurn = { message, toolResults, context: this.context, newMessages: this.newMessages };
           await this.endTurn(message, toolResults);
@@ -310,7 +314,7 @@ class LoopRun {
     }
   }
 
-  /** `Operation aborted` results for the tool calls of an interrupted response (deviation 1). */
+  /** `Operation aborted` results for the tool calls of an interrupted response (docs/agent-loop.md, deviation 1). */
   private async abortCalls(message: AssistantMessage): Promise<ToolResultMessage[]> {
     const toolCalls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
     if (toolCalls.length === 0) return [];
@@ -329,7 +333,7 @@ class LoopRun {
     return toolResults;
   }
 
-  /** Deviation 2: stands in for the model response once the run is aborted. */
+  /** Stands in for the model response once the run is aborted (docs/agent-loop.md, deviation 2). */
   private async synthesizeAbortedResponse(): Promise<AssistantMessage> {
     const aborted = abortedMessage(this.config.model);
     this.context.messages.push(aborted);
@@ -338,7 +342,7 @@ class LoopRun {
     return aborted;
   }
 
-  /** Spec §11, plus deviation 2: no request once the run is aborted. */
+  /** Streams one response (docs/agent-loop.md §5); deviation 2: no request once the run is aborted. */
   private async streamAssistantResponse(): Promise<AssistantMessage> {
     const messages = this.context.messages;
     if (this.signal?.aborted) return this.synthesizeAbortedResponse();
@@ -359,7 +363,8 @@ class LoopRun {
       (config.getApiKey ? await config.getApiKey(config.model.provider) : undefined) || config.apiKey;
     const options = { ...config };
     if (apiKey !== undefined) options.apiKey = apiKey;
-    // The request's signal: the run's, and (deviation 6) an interrupt's, which aborts this request only.
+    // The request's signal: the run's, and an interrupt's, which aborts this request only (docs/agent-loop.md,
+    // deviation 6).
     const requestSignal = linkSignals(this.signal, interrupt);
     if (requestSignal.signal) options.signal = requestSignal.signal;
     try {
@@ -382,7 +387,7 @@ class LoopRun {
     return config.convertToLlm(transformed);
   }
 
-  /** Spec §11 steps 6: the provider events → message events; returns the final message. */
+  /** The provider events → message events (docs/agent-loop.md §5); returns the final message. */
   private async streamResponse(
     response: Awaited<ReturnType<StreamFn>>,
     interrupt: AbortSignal | undefined,
@@ -433,7 +438,7 @@ class LoopRun {
     interrupt: AbortSignal | undefined,
   ): Promise<AssistantMessage> {
     const messages = this.context.messages;
-    // Aborted by an interrupt, not by the run: the partial answer is kept, marked (deviation 6).
+    // Aborted by an interrupt, not by the run: the partial answer is kept, marked (docs/agent-loop.md, deviation 6).
     const final =
       response.stopReason === "aborted" && interrupt?.aborted && !this.signal?.aborted
         ? { ...response, interrupted: noticeOf(interrupt) }

@@ -44,8 +44,8 @@ export interface ToolBatchInput {
   emit: AgentEventSink;
   signal: AbortSignal | undefined;
   /**
-   * Aborts when a steer or interrupt arrives during the batch (deviation 6). Only tools declared
-   * `interruptible` see it: they are aborted, or not started once it has aborted.
+   * Aborts when a steer or interrupt arrives during the batch (docs/agent-loop.md, deviation 6). Only tools
+   * declared `interruptible` see it: they are aborted, or not started once it has aborted.
    */
   interruptSignal?: AbortSignal | undefined;
 }
@@ -58,7 +58,7 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Runs the tool calls of one assistant message (spec §6), or applies the `length` rule (§7). */
+/** Runs the tool calls of one assistant message, or applies the `length` rule (docs/agent-loop.md §4). */
 export async function runToolBatch(input: ToolBatchInput): Promise<ToolBatchResult> {
   if (input.assistantMessage.stopReason === "length") return refuseTruncatedCalls(input);
   const sequential =
@@ -279,8 +279,9 @@ async function runParallel(input: ToolBatchInput): Promise<ToolBatchResult> {
 }
 
 /**
- * Deviation 6 with deviation 1: the calls of a response an interrupt cut short never run; each gets
- * `tool_execution_start`, `tool_execution_end` (isError) and an `Operation aborted` result, in call order.
+ * Deviations 6 and 1 (docs/agent-loop.md): the calls of a response an interrupt cut short never run; each
+ * gets `tool_execution_start`, `tool_execution_end` (isError) and an `Operation aborted` result, in call
+ * order.
  */
 export async function abortToolCalls(input: ToolBatchInput): Promise<ToolResultMessage[]> {
   const toolResults: ToolResultMessage[] = [];
@@ -295,7 +296,7 @@ export async function abortToolCalls(input: ToolBatchInput): Promise<ToolResultM
   return toolResults;
 }
 
-/** §7: a response cut by the token limit never executes its (possibly truncated) calls. */
+/** The `length` rule (docs/agent-loop.md §4.5): a response cut by the token limit never executes its calls. */
 async function refuseTruncatedCalls(input: ToolBatchInput): Promise<ToolBatchResult> {
   const toolResults: ToolResultMessage[] = [];
   for (const toolCall of input.toolCalls) {

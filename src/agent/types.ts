@@ -69,8 +69,9 @@ export interface AssistantMessage {
   stopReason: StopReason;
   errorMessage?: string;
   /**
-   * Set (with `stopReason: "aborted"`) when an interrupt cut this response short (deviation 6): the message
-   * stays in the transcript as the partial answer; `by` names who interrupted, when the source said so.
+   * Set (with `stopReason: "aborted"`) when an interrupt cut this response short (docs/agent-loop.md,
+   * deviation 6): the message stays in the transcript as the partial answer; `by` names who interrupted, when
+   * the source said so.
    */
   interrupted?: InterruptNotice;
   timestamp: number;
@@ -101,7 +102,7 @@ export interface CustomAgentMessages {}
 export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
 
 // ---------------------------------------------------------------------------
-// Models and the stream-function contract (spec §11).
+// Models and the stream-function contract (docs/agent-loop.md §5).
 // ---------------------------------------------------------------------------
 
 /** Reasoning effort. `"off"` means no `reasoning` option is sent. */
@@ -215,9 +216,10 @@ export interface AgentTool<TParams extends z.ZodType = z.ZodType, TDetails = unk
   ) => Promise<AgentToolResult<TDetails>>;
   executionMode?: ToolExecutionMode;
   /**
-   * True when a steer or interrupt that arrives while this tool runs may abort it (deviation 6): its signal
-   * then aborts with an {@link InterruptNotice} reason and its result tells the model it was interrupted by
-   * a new message. Leave unset (the default) for side-effecting tools that must not stop half-way.
+   * True when a steer or interrupt that arrives while this tool runs may abort it (docs/agent-loop.md,
+   * deviation 6): its signal then aborts with an {@link InterruptNotice} reason and its result tells the model
+   * it was interrupted by a new message. Leave unset (the default) for side-effecting tools that must not stop
+   * half-way.
    */
   interruptible?: boolean;
 }
@@ -237,32 +239,72 @@ export interface AgentContext {
 // Hooks.
 // ---------------------------------------------------------------------------
 
+/**
+ * What `beforeToolCall(ctx, signal)` sees: the last step of a call's preparation (docs/agent-loop.md §4.2).
+ *
+ * It is called once per call, in call order, after the tool was found and its arguments validated — never
+ * for an unknown tool, invalid arguments, a response cut by the token limit, or a call skipped because the
+ * run was already aborted. Calls are prepared one after another in both modes, so a hook that waits (an
+ * approval) holds up the preparation of the calls after it; in parallel mode no call of the batch executes
+ * before every call has been prepared. The hook receives the run's signal and should give up when it
+ * aborts; after it settles, an aborted run ends the call as `Operation aborted`.
+ *
+ * It may throw: the throw becomes that call's error result (its message as the text) and `execute` is not
+ * called. Returning `undefined` (or no `block`) lets the call run.
+ */
 export interface BeforeToolCallContext {
+  /** The response that asked for the call; already in the transcript and in `context.messages`. */
   assistantMessage: AssistantMessage;
   /** The original block with the model's raw arguments. */
   toolCall: ToolCall;
   /** Validated, coerced arguments. Mutating them changes what `execute` receives (not revalidated). */
   args: Record<string, unknown>;
+  /** The run's working context (transcript, tools); read it, do not change it. */
   context: AgentContext;
 }
 
+/** What `beforeToolCall` answers; `undefined` means "run it". */
 export interface BeforeToolCallResult {
+  /** Refuse the call: it ends as an error result and `execute` never runs. */
   block?: boolean;
   /** Text of the error result when blocked. Default `Tool execution was blocked`. */
   reason?: string;
+  /** With `block`: the blocked result counts as terminating (the run stops asking the model if all do). */
   terminate?: boolean;
 }
 
+/**
+ * What `afterToolCall(ctx, signal)` sees: an executed call's result, before `tool_execution_end`
+ * (docs/agent-loop.md §4.3).
+ *
+ * It is called once for every call that ran `execute` — whether it returned (`isError: false`) or threw
+ * (`isError: true`) — and never for a call that ended in preparation (unknown tool, invalid arguments,
+ * blocked, aborted). In parallel mode calls finish, and the hook runs, in completion order; tool-result
+ * messages still follow in call order once the whole batch is done. The `tool_execution_update` events of
+ * the call have all been emitted before it runs. It receives the run's signal.
+ *
+ * It may throw: the result then becomes an error result whose text is the thrown message. Returning
+ * `undefined` keeps the result as it is.
+ */
 export interface AfterToolCallContext {
+  /** The response that asked for the call. */
   assistantMessage: AssistantMessage;
+  /** The original block with the model's raw arguments. */
   toolCall: ToolCall;
+  /** The arguments `execute` received (validated, and as `beforeToolCall` left them). */
   args: Record<string, unknown>;
+  /** What `execute` returned, or the error result of its throw. */
   result: AgentToolResult;
+  /** True when `execute` threw (or an interruption stopped it). */
   isError: boolean;
+  /** The run's working context (transcript, tools); read it, do not change it. */
   context: AgentContext;
 }
 
-/** Field-wise replacement; `null`/`undefined` fields keep the original. */
+/**
+ * Field-wise replacement of an executed call's result: each of `content`, `details`, `isError` and
+ * `terminate` that is present replaces the original; `null`/`undefined` fields keep it. No deep merge.
+ */
 export interface AfterToolCallResult {
   content?: (TextContent | ImageContent)[] | null;
   details?: unknown;
@@ -296,9 +338,9 @@ export interface InterruptNotice {
 }
 
 /**
- * Where the loop learns of messages that must be delivered now (deviation 6). Push, not polling: the loop
- * asks for a signal when a phase starts and the source aborts it the moment a message arrives, so the abort
- * reaches the model request (or the interruptible tools) at once.
+ * Where the loop learns of messages that must be delivered now (docs/agent-loop.md, deviation 6). Push, not
+ * polling: the loop asks for a signal when a phase starts and the source aborts it the moment a message
+ * arrives, so the abort reaches the model request (or the interruptible tools) at once.
  *
  * - `signal("stream")` is asked right before each model request and must abort (reason: an
  *   {@link InterruptNotice}) when an interrupt message is waiting — already aborted if one waits now. The
@@ -311,7 +353,7 @@ export interface InterruptNotice {
  * - `take()` drains every waiting interrupt message (`[]` when there is none any more, e.g. it was
  *   withdrawn); afterwards `signal()` must hand out a fresh signal unless another message waits.
  *
- * Neither method may throw (a throw ends the run with an error message, deviation 5).
+ * Neither method may throw (a throw ends the run with an error message: docs/agent-loop.md, deviation 5).
  */
 export interface InterruptSource {
   signal(phase: "stream" | "tools"): AbortSignal | undefined;
@@ -331,7 +373,7 @@ export interface AgentLoopConfig extends StreamOptions {
   getSteeringMessages?: () => Promise<AgentMessage[]>;
   /** Queued follow-up messages; `[]` when none. Must not throw. */
   getFollowUpMessages?: () => Promise<AgentMessage[]>;
-  /** Messages delivered now: they abort the model stream and interruptible tools (deviation 6). */
+  /** Messages delivered now: they abort the model stream and interruptible tools (docs/agent-loop.md, deviation 6). */
   interrupts?: InterruptSource;
   /** Default `"parallel"`. */
   toolExecution?: ToolExecutionMode;
@@ -352,9 +394,29 @@ export interface AgentLoopConfig extends StreamOptions {
 }
 
 // ---------------------------------------------------------------------------
-// Agent events (spec §2.5).
+// Agent events (docs/agent-loop.md §3).
 // ---------------------------------------------------------------------------
 
+/**
+ * What the loop reports, in order, to the event stream (`agentLoop`) or the awaited sink (`runAgentLoop`,
+ * `Agent` listeners). Exact orders are in docs/agent-loop.md §2–§4; the guarantees a consumer may rely on:
+ *
+ * - A run starts with `agent_start` and always ends with exactly one `agent_end` (also after an abort, a
+ *   provider error or a throwing hook); `agent_end.messages` are the run's new messages, in order.
+ * - Every `turn_start` has one `turn_end`; a turn holds the messages injected into it, one assistant
+ *   response and that response's tool batch. `turn_end.toolResults` are in call order.
+ * - Every message that enters the transcript is announced by `message_start` … `message_end`, in transcript
+ *   order; `message_update` only for an assistant message while it streams. `message_end` carries the
+ *   object that is stored; an assistant `message_start`/`message_update` carries a shallow copy whose
+ *   content blocks may already hold later deltas (use `assistantMessageEvent`).
+ * - Every tool call of a response gets `tool_execution_start` and `tool_execution_end` (deviation 1), with
+ *   its `tool_execution_update`s in between — except in a response that ended in `error`, or `aborted` by
+ *   the run, whose calls are ignored. Starts come in call order, ends in call order when sequential and in
+ *   completion order when parallel (calls that failed preparation end during the preflight).
+ *
+ * With `runAgentLoop` the loop waits for the sink on every event, so a consumer sees state before the loop
+ * moves on; a sink that throws (rejects) fails the run: the promise rejects with that error.
+ */
 export type AgentEvent =
   | { type: "agent_start" }
   | { type: "agent_end"; messages: AgentMessage[] }
@@ -377,6 +439,7 @@ export type AgentEvent =
       toolName: string;
       result: AgentToolResult;
       isError: boolean;
+      /** How long `execute` ran, rounded to ms; absent when the call never executed. */
       durationMs?: number;
     };
 

@@ -20,7 +20,7 @@ export function validateToolArguments(
   throw new Error(formatValidationError(tool.name, parsed.error, rawArguments));
 }
 
-/** The exact error text of a failed validation (spec deviation 4). */
+/** The exact error text of a failed validation (docs/agent-loop.md, deviation 4). */
 export function formatValidationError(toolName: string, error: z.ZodError, received: unknown): string {
   const lines = error.issues.map((issue) => {
     const path = issue.path.length === 0 ? "root" : issue.path.map(String).join(".");

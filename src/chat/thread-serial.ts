@@ -16,9 +16,9 @@ export interface ThreadSerialOptions {
 const DEFAULT_HOLD_MS = 60_000;
 
 /**
- * Keeps the order of a platform's events per thread (DESIGN.md §4, no message overtakes another): an
- * adapter hands each event's whole handling (lookups, history, the gateway call and its retries) to
- * `run` as the event arrives, and the tasks of one thread run one after another in arrival order while
+ * Keeps the order of a platform's events per thread (no message overtakes another; docs/architecture.md
+ * §4): an adapter hands each event's whole handling (lookups, history, the gateway call and its retries)
+ * to `run` as the event arrives, and the tasks of one thread run one after another in arrival order while
  * other threads proceed concurrently. A failing task does not stop the ones queued after it. Memory is
  * bounded by the tasks queued now: a thread's entry is removed as soon as its last task settles.
  */

@@ -4,7 +4,7 @@ import type { RunLogger } from "./setup.js";
 
 /**
  * How the gateway keeps trying to store a message while Redis is away (a restart, a failover). Retrying
- * is safe: intake is idempotent per message id (DESIGN.md §4, invariant 4).
+ * is safe: intake is idempotent per message id (docs/architecture.md §4, invariant 4).
  */
 export interface IntakeRetryPolicy {
   /** No attempt starts later than this after the first one, ms. Default 30,000. */

@@ -17,7 +17,7 @@ export interface RunWorkerOptions {
   config: RunsConfig;
   outbound: OutboundResolver;
   agent: AgentSetup;
-  /** Runs held at once by this process; default 50. */
+  /** Runs held at once by this process; default 200 (the CLI passes `WORKER_CONCURRENCY`, default 200). */
   concurrency?: number;
   log?: RunLogger;
   observer?: RunObserver;

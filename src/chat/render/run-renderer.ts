@@ -17,7 +17,10 @@ export { approvalStatus, runningStatus, THINKING_STATUS } from "./run-status.js"
 /** What a run that produced nothing visible shows. */
 export const EMPTY_REPLY_MARKDOWN = "_(no reply)_";
 
-/** The line under an answer an interrupt cut short (deviation 6): `⚡ interrupted by <name>`. */
+/**
+ * The line under an answer an interrupt cut short (docs/agent-loop.md, deviation 6):
+ * `⚡ interrupted by <name>`.
+ */
 export function interruptedLine(by: string | undefined): string {
   return `⚡ _interrupted${by ? ` by ${by}` : ""}_`;
 }

@@ -105,7 +105,8 @@ const FINISH_REASONS: Record<string, Exclude<StopReason, "error" | "aborted">> =
 };
 
 /**
- * Turns chat-completions chunks into provider events (spec §11, pi-ai's `openai-completions` side).
+ * Turns chat-completions chunks into provider events (docs/agent-loop.md §5, as pi-ai's
+ * `openai-completions` does).
  * `message` is the live partial: blocks are appended in order of first appearance, text and thinking
  * deltas extend the last block when it has the same type, tool calls are keyed by `index`. All `*_end`
  * events are emitted by {@link finish}, in block order.

@@ -118,9 +118,9 @@ export function buildChatRequest(
 /**
  * A {@link StreamFn} for any OpenAI-compatible chat-completions endpoint, built on the official `openai`
  * SDK. One SDK client per base URL is reused for every request (connections are kept alive); the API
- * key travels per request. Events follow spec §11: `start` once response headers arrived, `*_start` /
- * `*_delta` as chunks arrive, all `*_end` at the end of the stream, then `done`; failures end with an
- * `error` event whose message has `stopReason: "error"` (a human `errorMessage`) or `"aborted"`
+ * key travels per request. Events follow docs/agent-loop.md §5: `start` once response headers arrived,
+ * `*_start` / `*_delta` as chunks arrive, all `*_end` at the end of the stream, then `done`; failures end
+ * with an `error` event whose message has `stopReason: "error"` (a human `errorMessage`) or `"aborted"`
  * (`"Request was aborted"`). The returned function never throws and its stream always completes.
  */
 export function createOpenAIStreamFn(provider: OpenAIProviderOptions = {}): StreamFn {
