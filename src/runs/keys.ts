@@ -47,6 +47,11 @@ export interface ThreadKeys {
   pending: string;
   /** Hash: one pending or decided approval, by its random id. */
   approval: (approvalId: string) => string;
+  /**
+   * Hash message id → text last posted, of one run's reply messages that show a running tool line (see
+   * `ReplyLog`): what the worker resuming the run after a crash settles. Expires a day after its last write.
+   */
+  replies: (runId: string) => string;
 }
 
 /** Builds the keys of one thread under `prefix`. */
@@ -67,6 +72,7 @@ export function threadKeys(prefix: string, threadId: string): ThreadKeys {
     approvals: `${base}:approvals`,
     pending: `${base}:pending`,
     approval: (approvalId) => `${base}:approval:${approvalId}`,
+    replies: (runId) => `${base}:replies:${runId}`,
   };
 }
 

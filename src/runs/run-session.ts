@@ -17,6 +17,7 @@ import {
 } from "../chat/index.js";
 import { ApprovalGate } from "./approvals.js";
 import { fenceTools } from "./fenced-tools.js";
+import { threadKeys } from "./keys.js";
 import { Lease } from "./lease.js";
 import { chainBeforeToolCall, createLoopGuard, type LoopGuard } from "./loop-guard.js";
 import { priceTable } from "./pricing.js";
@@ -24,6 +25,7 @@ import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
 import { QueueMarks } from "./queue-marks.js";
 import { recoverInterruptedCalls } from "./recovery.js";
+import { ReplyLog } from "./reply-log.js";
 import { RunInterrupts } from "./run-interrupts.js";
 import type { RunLogger, RunObserver, ToolRunContext } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
@@ -249,8 +251,16 @@ export class RunSession {
     );
     const systemPrompt =
       typeof setup.systemPrompt === "function" ? setup.systemPrompt(ctx) : setup.systemPrompt;
+    // A previous attempt's reply (its worker died) still shows its running tool lines: settle them first.
+    const replies = new ReplyLog(
+      this.scripts.redis,
+      threadKeys(config.prefix, this.job.threadId).replies(this.job.runId),
+      this.log,
+      this.fields,
+    );
+    await replies.settlePrevious(this.outbound, this.thread);
     this.renderer = createRunRenderer({
-      outbound: this.outbound,
+      outbound: replies.track(this.outbound),
       thread: this.thread,
       footer: config.footer,
       maxMessages: config.replyMaxMessages,
