@@ -48,7 +48,7 @@ export type SlackBlock = Record<string, unknown>;
  * The Block Kit card of an approval: a header line, the arguments in a code block (cut to fit a section),
  * who may decide and the expiry (or the decision, who made it, when and whom an "always" covers) as
  * context, and — while pending — the buttons Approve · Deny · Always allow `<tool>` for `<requester>` in
- * this thread, plus, when someone besides the requester may decide, a secondary row with "Always allow
+ * this thread · Edit and approve… · Deny with reason… (the last two open a modal), plus, when someone besides the requester may decide, a secondary row with "Always allow
  * `<tool>` for everyone here (approvers)" behind a confirmation dialog. Decided, expired and cancelled
  * cards have no buttons. The plain-text fallback (notifications, screen readers) is
  * {@link approvalFallbackText}.
@@ -74,6 +74,9 @@ export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
       button(labels.approve, "approve", id, { style: "primary" }),
       button(labels.deny, "deny", id, { style: "danger" }),
       button(labels.always, "always", id),
+      // These two open a modal (src/slack/approval-modal.ts); the modal's submission decides.
+      formButton(labels.edit, `${APPROVAL_ACTION_PREFIX}edit:${id}`, id),
+      formButton(labels.denyWithReason, `${APPROVAL_ACTION_PREFIX}reason:${id}`, id),
     ],
   });
   if (offersThreadGrant(card)) {
@@ -104,6 +107,15 @@ function button(
     action_id: approvalActionId(decision, approvalId),
     value: approvalId,
     ...extra,
+  };
+}
+
+function formButton(label: string, actionId: string, approvalId: string): SlackBlock {
+  return {
+    type: "button",
+    text: { type: "plain_text", text: label, emoji: true },
+    action_id: actionId.slice(0, LIMITS.actionId),
+    value: approvalId,
   };
 }
 

@@ -9,6 +9,14 @@ import {
 import { FeedbackRecorder, type SlackFeedback } from "./answer-feedback.js";
 import { normalizeApiUrl, type SlackApi } from "./api.js";
 import { parseApprovalAction } from "./approval-blocks.js";
+import {
+  APPROVAL_FORM_CALLBACK_ID,
+  type ApprovalModalDeps,
+  openApprovalForm,
+  parseApprovalFormAction,
+  submitApprovalForm,
+  type ViewSubmissionBody,
+} from "./approval-modal.js";
 import { boltLogger } from "./bolt-logger.js";
 import { DeferredAckReceiver } from "./deferred-ack.js";
 import {
@@ -98,6 +106,7 @@ type ActionBody = {
   channel?: { id?: string };
   container?: { channel_id?: string; thread_ts?: string; message_ts?: string };
   message?: { ts?: string; thread_ts?: string };
+  trigger_id?: string;
 };
 type ActionPayload = { action_id?: string; block_id?: string; value?: string };
 
@@ -208,7 +217,13 @@ export class SlackInbound {
       const payload = action as ActionPayload;
       const actionId = payload.action_id ?? "";
       if (actionId === FEEDBACK_ACTION_ID) this.onFeedback(body as ActionBody, payload);
-      else await guard("button", () => this.onButton(inbound, body as ActionBody, actionId));
+      else if (parseApprovalFormAction(actionId)) {
+        await guard("approval form", () => this.onFormButton(inbound, body as ActionBody, actionId));
+      } else await guard("button", () => this.onButton(inbound, body as ActionBody, actionId));
+    });
+    // Deny with a reason / edit and approve: the modal's submission is answered with its ack (errors inline).
+    app.view(APPROVAL_FORM_CALLBACK_ID, async ({ ack, body }) => {
+      await ack(await submitApprovalForm(this.modalDeps(), inbound, body as ViewSubmissionBody));
     });
     this.app = app;
     if (this.options.connection.mode === "http") await app.start(this.options.connection.port);
@@ -434,6 +449,28 @@ export class SlackInbound {
     if (!placeAllowed(team, channel, isDirectChannel(channel), access) || !allowed(access.users, userId))
       return;
     this.feedback.record({ team, channel, threadTs, messageTs, userId, action });
+  }
+
+  private modalDeps(): ApprovalModalDeps {
+    const { api, outbound, access } = this.options;
+    return { api, outbound, access, user: (team, userId) => this.names.user(team, userId) };
+  }
+
+  private async onFormButton(inbound: ChatInbound, body: ActionBody, actionId: string): Promise<void> {
+    const parsed = parseApprovalFormAction(actionId)!;
+    const userId = body.user?.id;
+    const team = body.team?.id ?? body.user?.team_id ?? "";
+    const channel = body.channel?.id ?? body.container?.channel_id ?? "";
+    const threadTs = body.message?.thread_ts ?? body.container?.thread_ts ?? body.message?.ts;
+    if (!userId || !channel || !threadTs || !body.trigger_id) return;
+    if (!placeAllowed(team, channel, isDirectChannel(channel), this.options.access)) return;
+    const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: threadTs };
+    await openApprovalForm(this.modalDeps(), inbound, {
+      thread,
+      userId,
+      triggerId: body.trigger_id,
+      ...parsed,
+    });
   }
 
   private async onButton(inbound: ChatInbound, body: ActionBody, actionId: string): Promise<void> {

@@ -12,6 +12,11 @@ export interface Delivery {
   /** HTTP mode: what each attempt was answered (a status, or `timeout` / `refused`), in order. */
   responses: (number | "timeout" | "refused")[];
   acked: boolean;
+  /**
+   * What the app answered with its acknowledgement (Socket Mode: the ack's `payload`; HTTP: the JSON
+   * body), e.g. a `view_submission`'s `response_action`; `undefined` for a bare ack.
+   */
+  response?: unknown;
   /** Resolves when the app acknowledged (socket ack, or HTTP 200). */
   ack: Promise<void>;
   resolveAck: () => void;
@@ -151,14 +156,21 @@ export class EventDelivery {
   }
 
   private onSocketMessage(data: string): void {
-    let message: { envelope_id?: string };
+    let message: { envelope_id?: string; payload?: unknown };
     try {
-      message = JSON.parse(data) as { envelope_id?: string };
+      message = JSON.parse(data) as { envelope_id?: string; payload?: unknown };
     } catch {
       return;
     }
     const delivery = message.envelope_id ? this.pending.get(message.envelope_id) : undefined;
-    if (delivery) this.acknowledge(delivery);
+    if (!delivery) return;
+    // A bare ack (Bolt sends `payload: {}`) carries no answer.
+    const payload = message.payload;
+    const bare =
+      payload === undefined ||
+      (typeof payload === "object" && payload !== null && Object.keys(payload).length === 0);
+    if (!bare) delivery.response = payload;
+    this.acknowledge(delivery);
   }
 
   private acknowledge(delivery: Delivery): void {
@@ -192,9 +204,10 @@ export class EventDelivery {
         body,
         signal: AbortSignal.timeout(this.options.ackTimeoutMs),
       });
-      await response.text();
+      const text = await response.text();
       delivery.responses.push(response.status);
       if (response.status === 200) {
+        if (text !== "") delivery.response = parseAck(text);
         this.acknowledge(delivery);
         return;
       }
@@ -205,6 +218,14 @@ export class EventDelivery {
     if (delivery.attempts <= this.options.maxRetries && this.pending.has(delivery.envelopeId)) {
       delivery.timer = setTimeout(() => void this.post(delivery), 100);
     }
+  }
+}
+
+function parseAck(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 

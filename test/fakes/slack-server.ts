@@ -4,6 +4,7 @@ import { WebSocketServer } from "ws";
 import { type Delivery, EventDelivery } from "./slack-events.js";
 import { type FakeMessage, FakeSlackStore } from "./slack-store.js";
 import { FAKE_STREAM_LIMITS, type FakeStreamClock } from "./slack-streams.js";
+import { closeView, issueTrigger, viewSubmission } from "./slack-views.js";
 import {
   type ApiReply,
   FAKE_HISTORY_TIERS,
@@ -314,7 +315,7 @@ export class FakeSlackServer {
         is_ephemeral: false,
         ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
       },
-      trigger_id: `trigger-${this.store.nextTs()}`,
+      trigger_id: issueTrigger(this.store, user),
       team: { id: this.config.teamId, domain: "fake" },
       channel: { id: message.channel, name: "general" },
       message: {
@@ -328,6 +329,20 @@ export class FakeSlackServer {
       response_url: `${this.apiUrl}response_url`,
       actions: [action],
     });
+  }
+
+  /**
+   * The user a modal was opened for presses its Submit with `values` typed into its inputs (block id →
+   * action id → text): a `view_submission` interactive payload; await the delivery's `ack` and read its
+   * `response` (e.g. `response_action: "errors"`). A submission acknowledged without errors closes the modal.
+   */
+  submitView(viewId: string, values: Record<string, Record<string, string>>): Delivery {
+    const delivery = this.delivery.deliver("interactive", viewSubmission(this.store, viewId, values));
+    void delivery.ack.then(() => {
+      const answer = delivery.response as { response_action?: unknown } | undefined;
+      if (answer?.response_action !== "errors") closeView(this.store, viewId);
+    });
+    return delivery;
   }
 
   /**

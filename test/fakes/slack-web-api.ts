@@ -8,6 +8,7 @@ import {
   stopStream,
   streamOpen,
 } from "./slack-streams.js";
+import { viewsOpen } from "./slack-views.js";
 
 /** The fake workspace's identity and switches. */
 export interface FakeSlackConfig {
@@ -267,6 +268,7 @@ const HANDLERS: Record<string, Handler> = {
     ctx.store.changed();
     return { ok: true };
   },
+  "views.open": viewsOpen,
   "users.info": (args, ctx) => {
     const id = String(args.user ?? "");
     const name = ctx.store.users.get(id);

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { threadId } from "../../src/chat/index.js";
+import { threadKeys } from "../../src/runs/keys.js";
 import { textReply, toolCallReply } from "../fakes/openai-server.js";
 import type { FakeMessage } from "../fakes/slack-server.js";
+import { ageTriggers, openedViews } from "../fakes/slack-views.js";
 import { ALICE, BOB, CAROL, SlackE2E } from "./e2e-harness.js";
 
 let e2e: SlackE2E;
@@ -64,12 +67,16 @@ describe("approval cards on Slack", () => {
       "approve",
       "deny",
       "always",
+      "edit",
+      "reason",
       "alwaysThread",
     ]);
     expect(labels(pending)).toEqual([
       "Approve",
       "Deny",
       "Always allow deploy for Alice in this thread",
+      "Edit and approve…",
+      "Deny with reason…",
       "Always allow deploy for everyone here (approvers)",
     ]);
     const click = e2e.slack.click(ALICE, pending, "threadline:approve:");
@@ -189,5 +196,178 @@ describe("approval cards on Slack", () => {
     await decided(pending, "approval timed out");
     await e2e.waitForRunsEnded(mention);
     expect(toolResult(tag, 1)).toContain("approval timed out");
+  });
+});
+
+describe("deny with a reason and edit and approve (Slack modals)", () => {
+  const INPUT = "threadline-form-input";
+  const approvalIdOf = (message: FakeMessage) =>
+    String(
+      (message.blocks ?? [])
+        .flatMap((block) =>
+          ((block as { elements?: { value?: string }[] }).elements ?? []).map((e) => e.value),
+        )
+        .find((value) => value !== undefined),
+    );
+  /** The approval's record in Redis (the id is read from the card's buttons while it has them). */
+  const ids = new WeakMap<FakeMessage, string>();
+  const record = (root: FakeMessage, message: FakeMessage) => {
+    if (!ids.has(message)) ids.set(message, approvalIdOf(message));
+    const thread = {
+      platform: "slack" as const,
+      workspace: e2e.slack.config.teamId,
+      channel: root.channel,
+      thread: root.ts,
+    };
+    return e2e.redis.hgetall(threadKeys(e2e.prefix, threadId(thread)).approval(ids.get(message)!));
+  };
+  const viewFor = (user: string, before: number) =>
+    e2e.slack.store.waitFor(`a modal for ${user}`, () =>
+      openedViews(e2e.slack.store)
+        .slice(before)
+        .find((view) => view.userId === user),
+    );
+
+  it("Deny with reason… opens a modal; its submission denies with the reason, which the model reads", async () => {
+    const tag = e2e.tag(deploy("m1"), textReply("Not deployed."));
+    const mention = e2e.mention(tag, "deploy the api");
+    const pending = await card(mention);
+    expect((await record(mention, pending)).status).toBe("pending");
+    const before = openedViews(e2e.slack.store).length;
+    await e2e.slack.click(ALICE, pending, "threadline:reason:").ack;
+    const shown = await viewFor(ALICE, before);
+    expect(shown.view).toMatchObject({
+      type: "modal",
+      callback_id: "threadline:approval-form",
+      title: { type: "plain_text", text: "Deny with a reason" },
+      submit: { type: "plain_text", text: "Deny" },
+    });
+    expect(JSON.parse(String(shown.view.private_metadata))).toMatchObject({
+      form: "reason",
+      thread: mention.ts,
+    });
+    expect(pending.edits).toBe(0); // opening the form decides nothing
+
+    const submitted = e2e.slack.submitView(shown.id, { [INPUT]: { value: "wrong cluster, use staging" } });
+    await submitted.ack;
+    expect(submitted.response).toBeUndefined(); // the modal closes
+    await decided(pending, "Denied* by Alice");
+    expect(pending.text).toContain("Reason: wrong cluster, use staging");
+    expect(await record(mention, pending)).toMatchObject({
+      status: "denied",
+      reason: "wrong cluster, use staging",
+    });
+    // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).
+    await e2e.waitForText(mention, "Not deployed.");
+    expect(toolResult(tag, 1)).toBe("Tool call denied by Alice: wrong cluster, use staging");
+    expect(await record(mention, pending)).toMatchObject({
+      status: "denied",
+      reason: "wrong cluster, use staging",
+    });
+  });
+
+  it("someone who may not decide gets no modal but a private notice; a form whose card was decided meanwhile changes nothing", async () => {
+    const tag = e2e.tag(deploy("m2"), textReply("Deployed."));
+    const mention = e2e.mention(tag, "deploy the api");
+    const pending = await card(mention);
+    expect((await record(mention, pending)).status).toBe("pending");
+    const before = openedViews(e2e.slack.store).length;
+    await e2e.slack.click(BOB, pending, "threadline:edit:").ack;
+    const notice = await e2e.slack.store.waitFor("a notice to Bob", () =>
+      e2e.slack.store.ephemerals.find(
+        (entry) => entry.user === BOB && entry.text.includes("You can't approve this"),
+      ),
+    );
+    expect(notice.text).toContain("only the person who asked and the configured approvers can");
+    // Carol (an approver) opens the reason form, then Alice approves before Carol submits.
+    await e2e.slack.click(CAROL, pending, "threadline:reason:").ack;
+    const shown = await viewFor(CAROL, before);
+    expect(
+      openedViews(e2e.slack.store)
+        .slice(before)
+        .map((view) => view.userId),
+    ).toEqual([CAROL]);
+    await e2e.slack.click(ALICE, pending, "threadline:approve:").ack;
+    await decided(pending, "Approved* by Alice");
+    await e2e.slack.submitView(shown.id, { [INPUT]: { value: "too late" } }).ack;
+    const late = await e2e.slack.store.waitFor("a notice to Carol", () =>
+      e2e.slack.store.ephemerals.find((entry) => entry.user === CAROL),
+    );
+    expect(late.text).toBe("This was already decided by Alice (approved).");
+    expect((await record(mention, pending)).reason).toBeUndefined();
+    // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).
+    await e2e.waitForText(mention, "Deployed.");
+    expect(toolResult(tag, 1)).toBe("deployed api");
+  });
+
+  it("Edit and approve…: an invalid edit is shown in the modal and decides nothing; a valid one runs with the edited arguments", async () => {
+    const tag = e2e.tag(deploy("m3"), textReply("Deployed web."));
+    const mention = e2e.mention(tag, "deploy the api");
+    const pending = await card(mention);
+    expect((await record(mention, pending)).status).toBe("pending");
+    const before = openedViews(e2e.slack.store).length;
+    await e2e.slack.click(CAROL, pending, "threadline:edit:").ack;
+    const shown = await viewFor(CAROL, before);
+    const input = (shown.view.blocks as { type: string; element?: Record<string, unknown> }[]).find(
+      (block) => block.type === "input",
+    );
+    expect(input?.element).toMatchObject({
+      type: "plain_text_input",
+      initial_value: '{\n  "service": "api"\n}',
+    });
+
+    const invalid = e2e.slack.submitView(shown.id, { [INPUT]: { value: '{"service": ["web"]}' } });
+    await invalid.ack;
+    expect(invalid.response).toEqual({
+      response_action: "errors",
+      errors: { [INPUT]: expect.stringContaining('Validation failed for tool "deploy":\n  - service:') },
+    });
+    expect(pending.edits).toBe(0);
+    expect((await record(mention, pending)).status).toBe("pending");
+
+    const valid = e2e.slack.submitView(shown.id, { [INPUT]: { value: '{"service": "web"}' } });
+    await valid.ack;
+    expect(valid.response).toBeUndefined();
+    await decided(pending, "Approved* by Carol");
+    expect(pending.text).toContain("✏️ *Edited before approval*:");
+    expect(pending.text).toContain('`service: "api" → "web"`');
+    expect(await record(mention, pending)).toMatchObject({
+      status: "approved",
+      editedArguments: '{"service":"web"}',
+    });
+    // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).
+    await e2e.waitForText(mention, "Deployed web.");
+    const next = e2e.requests(tag)[1]?.body as {
+      messages: { role: string; content: unknown; tool_calls?: { function: { arguments: string } }[] }[];
+    };
+    // The model's own call is kept as it was; the result tells it what actually ran.
+    const call = next.messages.find((message) => message.role === "assistant");
+    expect(JSON.parse(call?.tool_calls?.[0]?.function.arguments ?? "{}")).toEqual({ service: "api" });
+    expect(toolResult(tag, 1)).toContain("Note: Carol edited the arguments before approving");
+    expect(toolResult(tag, 1)).toContain('{"service":"web"}');
+    expect(toolResult(tag, 1)).toContain("deployed web");
+    expect(await record(mention, pending)).toMatchObject({
+      status: "approved",
+      editedArguments: '{"service":"web"}',
+    });
+  });
+
+  it("the fake refuses a views.open whose trigger_id is over 3 s old", async () => {
+    const tag = e2e.tag(deploy("m4"), textReply("Not deployed."));
+    const mention = e2e.mention(tag, "deploy the api");
+    const pending = await card(mention);
+    expect((await record(mention, pending)).status).toBe("pending");
+    const before = openedViews(e2e.slack.store).length;
+    const click = e2e.slack.click(ALICE, pending, "threadline:reason:");
+    ageTriggers(e2e.slack.store, 10_000); // the click's trigger is issued at once; age it before the app uses it
+    await click.ack;
+    await e2e.until("views.open refused", async () =>
+      e2e.slack.callsOf("views.open").some((call) => call.outcome === "expired_trigger_id"),
+    );
+    expect(openedViews(e2e.slack.store).length).toBe(before);
+    e2e.slack.click(ALICE, pending, "threadline:deny:");
+    await decided(pending, "Denied* by Alice");
+    // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).
+    await e2e.waitForText(mention, "Not deployed.");
   });
 });
