@@ -15,7 +15,7 @@
  *   50 threads   50 people in 50 threads at once: each mentions the bot, reads the streamed answer (about
  *                2 s long, so ~50 runs stream at any moment), pauses briefly and mentions it again in the
  *                same thread. Starts are staggered over the first second.
- *   burst        50 new threads posted in the same instant (worst case, reported, no target).
+ *   burst        50 new threads posted in the same instant (worst case; target ack p99 ≤ 100 ms, issue #17).
  *
  *   npm run bench:e2e
  *   npm run bench:e2e -- --sequential 10 --rounds 2     quicker, noisier
@@ -397,12 +397,19 @@ async function main() {
       percentile(tokens, 99),
     ];
     const met = ackP50 <= 10 && ackP99 <= 100 && tokenP99 <= 50;
-    const verdict = name.startsWith("burst") ? (met ? "(met)" : "(no target)") : met ? "met" : "MISSED";
+    // A burst of new threads has one target (issue #17): ack p99 ≤ 100 ms.
+    const verdict = name.startsWith("burst")
+      ? `${ackP99 <= 100 ? "PASS" : "FAIL"} (ack p99 ≤ 100 ms)`
+      : met
+        ? "PASS"
+        : "FAIL";
     console.log(
       `| ${name} | ${samples.length} | ${ms(baselineMs)} | ${ms(ackP50)} (${(ackP50 / baselineMs).toFixed(1)}× base) | ${ms(ackP99)} | ${ms(tokenP50)} | ${ms(tokenP99)} | ${verdict} |`,
     );
   }
-  console.log("\ntargets: ack p50 ≤ 10 ms, p99 ≤ 100 ms; first token overhead p99 ≤ 50 ms");
+  console.log(
+    "\ntargets: ack p50 ≤ 10 ms, p99 ≤ 100 ms; first token overhead p99 ≤ 50 ms; a burst of 50 new threads: ack p99 ≤ 100 ms",
+  );
   console.log("\nwhere the first-token overhead goes (p50 / p99):\n");
   console.log("| scenario | sent → model request arrives | first text chunk → shown in the browser |");
   console.log("|---|--:|--:|");
