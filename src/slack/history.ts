@@ -108,6 +108,7 @@ async function gather(
   found.tookPart = seen.tookPart;
   if (seen.complete || seen.tookPart) return;
   const fetched: SeenMessage[] = [];
+  const known = new Set<string>();
   found.lists.unshift(fetched);
   let cursor = seen.cursor;
   let pages = 0;
@@ -128,8 +129,12 @@ async function gather(
       if (result === undefined) break;
       pages++;
       const page = (result.messages as SlackMessageEvent[] | undefined) ?? [];
-      // Paging with `cursor` repeats the thread's root at the top of every page; keep one of each.
-      fetched.push(...page.filter((message) => !fetched.some((known) => known.ts === message.ts)));
+      // A message on two pages (the thread changed between calls) is kept once.
+      for (const message of page) {
+        if (message.ts === undefined || known.has(message.ts)) continue;
+        known.add(message.ts);
+        fetched.push(message);
+      }
       const next = (result.response_metadata as { next_cursor?: string } | undefined)?.next_cursor;
       cursor = next ? next : undefined;
       if (cursor === undefined) break;
