@@ -1,4 +1,4 @@
-import { type ChatPlatform, threadId } from "../chat/index.js";
+import { type ChatPlatform, threadId, watchedReactions } from "../chat/index.js";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../config/index.js";
 import { createNodeHttpFetch } from "../llm/index.js";
 import { ThreadStore } from "../runs/index.js";
@@ -56,12 +56,7 @@ export function slackPlatform({
       bots: env.SLACK_ALLOWED_BOTS,
       directMessages: env.SLACK_DIRECT_MESSAGES,
     },
-    watchedReactions: [
-      config.reactions.steer,
-      config.reactions.followUp,
-      config.reactions.interrupt,
-      config.reactions.stop,
-    ],
+    watchedReactions: watchedReactions(config.reactions),
     log,
   };
   if (env.SLACK_API_URL) options.apiUrl = env.SLACK_API_URL;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REACTION_ROLE_NAMES, REACTION_ROLES, type ReactionRoleName } from "../chat/index.js";
 import {
   approvalNeedSchema,
   approvalPolicySchema,
@@ -52,6 +53,10 @@ const fn = (what: string) =>
   z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", { error: what });
 
 const queueMode = oneOf(["one-at-a-time", "all"]);
+/** One optional emoji name per role of the reaction table, its default as the example. */
+const reactionNamesShape = Object.fromEntries(
+  REACTION_ROLE_NAMES.map((role) => [role, text(`"${REACTION_ROLES[role].emoji}"`).optional()]),
+) as Record<ReactionRoleName, z.ZodOptional<ReturnType<typeof text>>>;
 
 const toolDefinition = z.custom<NonNullable<ThreadlineConfig["tools"]>[number]>(isToolDefinition, {
   error: "must be a tool made with defineTool({ name, description, parameters, execute })",
@@ -189,18 +194,7 @@ export const configSchema = z.strictObject({
       channels: textList('["C012ABCDEF"]').optional(),
     })
     .optional(),
-  reactions: z
-    .strictObject({
-      seen: text('"eyes"').optional(),
-      steer: text('"compass"').optional(),
-      followUp: text('"hourglass_flowing_sand"').optional(),
-      interrupt: text('"zap"').optional(),
-      delivered: text('"white_check_mark"').optional(),
-      refused: text('"warning"').optional(),
-      notProcessed: text('"black_square_for_stop"').optional(),
-      stop: text('"octagonal_sign"').optional(),
-    })
-    .optional(),
+  reactions: z.strictObject(reactionNamesShape).optional(),
   defaultDisposition: oneOf(["steer", "followUp"]).optional(),
   interruptPrefix: z.string({ error: 'must be text, for example "!!" (or "" to turn it off)' }).optional(),
   steeringMode: queueMode.optional(),

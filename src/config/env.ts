@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REACTION_ROLE_NAMES, type ReactionNames } from "../chat/index.js";
 import { redisClusterNodes } from "./redis-cluster.js";
 
 const optionalText = z
@@ -45,33 +46,22 @@ const flag = (fallback: boolean) =>
       value === undefined || value === "" ? fallback : ["true", "1", "yes", "on"].includes(value),
     );
 
-const REACTION_ROLES = [
-  "seen",
-  "steer",
-  "followUp",
-  "interrupt",
-  "delivered",
-  "refused",
-  "notProcessed",
-  "stop",
-] as const;
-
 /** `steer=compass,stop=no_entry` → `{ steer: "compass", stop: "no_entry" }` (roles of the reaction vocabulary). */
 const reactionNames = z
   .string()
   .optional()
   .transform((value, ctx) => {
-    const names: Partial<Record<(typeof REACTION_ROLES)[number], string>> = {};
+    const names: Partial<ReactionNames> = {};
     for (const pair of (value ?? "").split(",").filter((item) => item.trim() !== "")) {
       const [role = "", name = ""] = pair.split("=").map((part) => part.trim());
-      if (!(REACTION_ROLES as readonly string[]).includes(role) || !/^[a-z0-9_+'-]+$/.test(name)) {
+      if (!(REACTION_ROLE_NAMES as readonly string[]).includes(role) || !/^[a-z0-9_+'-]+$/.test(name)) {
         ctx.addIssue({
           code: "custom",
-          message: `must be role=emoji_name pairs (roles: ${REACTION_ROLES.join(", ")}), for example steer=compass,stop=octagonal_sign`,
+          message: `must be role=emoji_name pairs (roles: ${REACTION_ROLE_NAMES.join(", ")}), for example steer=compass,stop=octagonal_sign`,
         });
         return names;
       }
-      names[role as (typeof REACTION_ROLES)[number]] = name;
+      names[role as keyof ReactionNames] = name;
     }
     return names;
   });

@@ -6,6 +6,7 @@ import {
   type ChatPlatform,
   DEFAULT_REACTIONS,
   EMOJI_BY_NAME,
+  REACTION_ROLES,
   type ReactionNames,
 } from "../chat/index.js";
 import { PlaygroundActions } from "./api.js";
@@ -83,6 +84,7 @@ export function createPlaygroundPlatform(options: PlaygroundPlatformOptions): Pl
       const info = {
         botName: PLAYGROUND_BOT.name,
         reactions: options.reactions ?? DEFAULT_REACTIONS,
+        roles: REACTION_ROLES,
         emoji: EMOJI_BY_NAME,
         notice: options.notice ?? null,
       };

@@ -1,7 +1,13 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { z } from "zod";
-import { APPROVAL_DECISIONS, type ChatUser, type ReactionNames } from "../chat/index.js";
+import {
+  APPROVAL_DECISIONS,
+  type ChatUser,
+  type ReactionNames,
+  type ReactionRole,
+  type ReactionRoleName,
+} from "../chat/index.js";
 import { createHostAllowlist, type HostAllowlist } from "./allowed-hosts.js";
 import type { PlaygroundActions } from "./api.js";
 import type { LiveUpdates } from "./live.js";
@@ -13,6 +19,8 @@ export interface PlaygroundInfo {
   botName: string;
   /** The reaction vocabulary, by role (emoji names). */
   reactions: ReactionNames;
+  /** The reaction table (meaning, who sets it, where the toolbar offers it), by role: the page's toolbar. */
+  roles: Readonly<Record<ReactionRoleName, ReactionRole>>;
   /** Unicode for emoji names. */
   emoji: Readonly<Record<string, string>>;
   /** A setup problem the page shows as a banner (e.g. no model configured), or `null`. */

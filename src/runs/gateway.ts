@@ -1,14 +1,17 @@
-import type {
-  ApprovalDecision,
-  ApprovalForm,
-  ButtonClick,
-  ButtonReply,
-  ChatInbound,
-  ChatOutbound,
-  ChatUser,
-  IncomingMessage,
-  ReactionEvent,
-  ThreadRef,
+import {
+  type ApprovalDecision,
+  type ApprovalForm,
+  type ButtonClick,
+  type ButtonReply,
+  type ChatInbound,
+  type ChatOutbound,
+  type ChatUser,
+  type IncomingMessage,
+  queueMarkOf,
+  REACTION_ROLES,
+  type ReactionEvent,
+  reactionRoleOf,
+  type ThreadRef,
 } from "../chat/index.js";
 import type { RunsConfig } from "./config.js";
 import type { FormResult, Intake } from "./intake.js";
@@ -77,14 +80,7 @@ export function createGateway(options: GatewayOptions): ChatInbound {
   };
 
   /** The mark a queued message of `disposition` wears. */
-  const queueMark = (disposition: string): string | undefined =>
-    disposition === "steer"
-      ? marks.steer
-      : disposition === "followUp"
-        ? marks.followUp
-        : disposition === "interrupt"
-          ? marks.interrupt
-          : undefined;
+  const queueMark = (disposition: string): string | undefined => queueMarkOf(marks, disposition);
 
   /** 🛑 and a platform's stop control alike: stop if allowed, else a private notice. */
   const stop = async (thread: ThreadRef, user: ChatUser, fields: Record<string, unknown>) => {
@@ -171,18 +167,12 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     async reaction(event: ReactionEvent) {
       if (!event.added || event.user.isBot) return;
       const { thread, messageId, user, emoji } = event;
-      if (emoji === marks.stop) {
+      const role = reactionRoleOf(marks, emoji);
+      if (role === "stop") {
         await stop(thread, user, { messageId });
         return;
       }
-      const disposition =
-        emoji === marks.steer
-          ? "steer"
-          : emoji === marks.followUp
-            ? "followUp"
-            : emoji === marks.interrupt
-              ? "interrupt"
-              : undefined;
+      const disposition = role === undefined ? undefined : REACTION_ROLES[role].disposition;
       if (!disposition) return;
       const author = await intake.messageAuthor(thread, messageId);
       if (author !== user.id && !config.approvers.includes(user.id)) return;

@@ -1,4 +1,4 @@
-import type { ChatOutbound, ReactionNames, ThreadRef } from "../chat/index.js";
+import { type ChatOutbound, queueMarkOf, type ReactionNames, type ThreadRef } from "../chat/index.js";
 import type { RunLogger } from "./setup.js";
 
 /**
@@ -30,10 +30,7 @@ export class QueueMarks {
 
   /** The mark a queued message of `kind` wears (the gateway's ack), or undefined for a prompt. */
   private markOf(kind: string): string | undefined {
-    if (kind === "steer") return this.reactions.steer;
-    if (kind === "followUp") return this.reactions.followUp;
-    if (kind === "interrupt") return this.reactions.interrupt;
-    return undefined;
+    return queueMarkOf(this.reactions, kind);
   }
 
   private async replace(messageId: string, remove: string | undefined, add: string): Promise<void> {

@@ -262,6 +262,12 @@ describe("playground HTTP API → ChatInbound", () => {
       botName: "Threadline",
       reactions: { steer: "compass", followUp: "hourglass_flowing_sand", stop: "octagonal_sign" },
       emoji: { compass: "🧭" },
+      // The page's toolbar comes from the reaction table: which roles people set, and where.
+      roles: {
+        steer: { setBy: { on: "user", label: "steer" } },
+        stop: { setBy: { on: "any", label: "stop" } },
+        delivered: { setBy: "bot" },
+      },
       notice: null,
     });
   });

@@ -30,16 +30,16 @@ export function messageElement(message) {
   return element;
 }
 
+/** The reactions people set, from the server's reaction table: on user messages, or on any message. */
 function actionButtons(message) {
-  const { steer, followUp, interrupt, stop } = view.info.reactions;
   const react = (name, label) =>
-    `<button type="button" data-react="${escapeHtml(name)}" title="${label}" aria-label="React ${emoji(name)} ${label}">${emoji(name)}</button>`;
+    `<button type="button" data-react="${escapeHtml(name)}" title="${escapeHtml(label)}" aria-label="React ${emoji(name)} ${escapeHtml(label)}">${emoji(name)}</button>`;
   let html = "";
-  if (message.kind === "user") {
-    html += react(steer, "steer") + react(followUp, "follow-up");
-    if (interrupt) html += react(interrupt, "interrupt now");
+  for (const [role, { setBy }] of Object.entries(view.info.roles)) {
+    if (setBy === "bot" || (setBy.on === "user" && message.kind !== "user")) continue;
+    const name = view.info.reactions[role];
+    if (name) html += react(name, setBy.label);
   }
-  html += react(stop, "stop");
   if (message.kind === "user" && message.author.id === view.me.id) {
     html += '<button type="button" data-edit title="Edit" aria-label="Edit message">✏️</button>';
     html += '<button type="button" data-delete title="Delete" aria-label="Delete message">🗑️</button>';
