@@ -2,6 +2,7 @@ import { type ThreadRef, threadId } from "../chat/index.js";
 import { type FeedbackValue, feedbackBlock, parseFeedbackAction } from "./feedback-blocks.js";
 import { ExpiringMap } from "./lookups.js";
 import type { SlackLogger } from "./options.js";
+import { footerBlock, splitFooter } from "./run-footer.js";
 import { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
 
 /** One feedback click on an answer, as recorded. */
@@ -68,20 +69,35 @@ export class FeedbackRecorder {
 const SECTION_TEXT_MAX = 3000;
 
 /**
- * The blocks of a posted-and-edited answer's last message with the feedback buttons: blocks replace the
- * message's text on screen, so `text` (mrkdwn) comes first — in a section when it fits one, else in a
- * markdown block (12,000 characters, https://docs.slack.dev/reference/block-kit/blocks/markdown-block).
+ * The blocks of a posted-and-edited answer's last message with the feedback buttons: the message's
+ * {@link messageBlocks}, then the buttons.
  */
 export function answerBlocks(
   text: string,
   runId: string | undefined,
   messageTs: string,
 ): Record<string, unknown>[] {
-  const body =
-    [...text].length <= SECTION_TEXT_MAX
-      ? { type: "section", text: { type: "mrkdwn", text } }
-      : { type: "markdown", text: mrkdwnToStreamMarkdown(text) };
-  return [body, feedbackBlock(runId, messageTs)];
+  return [...messageBlocks(text), feedbackBlock(runId, messageTs)];
+}
+
+/**
+ * A reply message's text as blocks: blocks replace the message's text on screen, so `text` (mrkdwn) comes
+ * first — in a section when it fits one, else in a markdown block (12,000 characters,
+ * https://docs.slack.dev/reference/block-kit/blocks/markdown-block) — except a last line that is the run
+ * footer, which becomes a context block below it (small grey text, {@link footerBlock}).
+ */
+export function messageBlocks(text: string): Record<string, unknown>[] {
+  const { body, footer } = splitFooter(text);
+  const blocks: Record<string, unknown>[] = [];
+  if (body.trim() !== "") {
+    blocks.push(
+      [...body].length <= SECTION_TEXT_MAX
+        ? { type: "section", text: { type: "mrkdwn", text: body } }
+        : { type: "markdown", text: mrkdwnToStreamMarkdown(body) },
+    );
+  }
+  if (footer !== undefined) blocks.push(footerBlock(footer));
+  return blocks;
 }
 
 /** The last reply message posted in a thread during a run, as last sent. */

@@ -6,7 +6,7 @@ import type {
   ReplyPart,
   ThreadRef,
 } from "../chat/index.js";
-import { answerBlocks, RunAnswers } from "./answer-feedback.js";
+import { answerBlocks, messageBlocks, RunAnswers } from "./answer-feedback.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
 import { feedbackBlock } from "./feedback-blocks.js";
@@ -20,6 +20,7 @@ import {
 } from "./native-stream.js";
 import { SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
 import type { RecipientStore } from "./recipients.js";
+import { footerBlock, splitFooter } from "./run-footer.js";
 
 /**
  * What the renderer must respect on Slack: at most one edit per second per message, at most 4,000 bytes
@@ -117,6 +118,8 @@ export class SlackOutbound implements ChatOutbound {
   private readonly pendingRecipients = new Map<string, Promise<string | undefined>>();
   /** What each run's feedback buttons go on. */
   private readonly answers: RunAnswers;
+  /** The run footer held back from an open native reply (by its id): its context block goes in at the stop. */
+  private readonly footers = new Map<string, string>();
   private readonly feedback: boolean;
 
   constructor(options: SlackOutboundOptions) {
@@ -134,8 +137,10 @@ export class SlackOutbound implements ChatOutbound {
 
   async post(thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage> {
     await this.stopStreams(thread, "processing");
-    const streamed = await this.startStream(thread, streamContent(text, parts));
+    const held = holdFooter(text, parts);
+    const streamed = await this.startStream(thread, streamContent(held.text, held.parts));
     if (streamed !== undefined) {
+      this.holdStreamFooter(streamed, held.footer);
       this.answers.posted(thread, { id: streamed, text, streamed: true });
       return { id: streamed };
     }
@@ -143,6 +148,7 @@ export class SlackOutbound implements ChatOutbound {
       channel: thread.channel,
       thread_ts: thread.thread,
       text,
+      ...footerBlocks(text),
       unfurl_links: false,
       unfurl_media: false,
     });
@@ -154,16 +160,24 @@ export class SlackOutbound implements ChatOutbound {
     this.answers.edited(thread, messageId, text);
     const reply = this.streams.get(messageId);
     if (reply !== undefined) {
-      const { markdown, tasks } = streamContent(text, parts);
+      const held = holdFooter(text, parts);
+      const { markdown, tasks } = streamContent(held.text, held.parts);
       if (reply.accepts(markdown, tasks)) {
         await reply.update(markdown, tasks);
+        this.holdStreamFooter(messageId, held.footer);
         return;
       }
       // A rewrite (a progress line changed): one message again, updated as a whole.
       this.streams.delete(messageId);
+      this.footers.delete(messageId);
       try {
         await reply.stop("processing");
-        await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
+        await this.api.call("chat.update", scope(thread), {
+          channel: thread.channel,
+          ts: messageId,
+          text,
+          ...footerBlocks(text),
+        });
       } finally {
         // The continuations go even when the update failed: a later edit updates only the first message
         // with the whole text, and their text would show twice.
@@ -172,7 +186,29 @@ export class SlackOutbound implements ChatOutbound {
       this.answers.edited(thread, messageId, text, true);
       return;
     }
-    await this.api.call("chat.update", scope(thread), { channel: thread.channel, ts: messageId, text });
+    await this.api.call("chat.update", scope(thread), {
+      channel: thread.channel,
+      ts: messageId,
+      text,
+      ...footerBlocks(text),
+    });
+  }
+
+  /** Remembers (or forgets) the footer an open native reply's last content held back. */
+  private holdStreamFooter(id: string, footer: string | undefined): void {
+    if (footer === undefined) this.footers.delete(id);
+    else this.footers.set(id, footer);
+  }
+
+  /** The blocks a native reply stops with: its held-back footer, then (`feedback`) the buttons. */
+  private stopBlocks(id: string, feedback: ((ts: string) => Record<string, unknown>) | undefined) {
+    const footer = this.footers.get(id);
+    this.footers.delete(id);
+    if (footer === undefined && feedback === undefined) return undefined;
+    return (ts: string) => [
+      ...(footer === undefined ? [] : [footerBlock(footer)]),
+      ...(feedback ? [feedback(ts)] : []),
+    ];
   }
 
   async delete(thread: ThreadRef, messageId: string): Promise<void> {
@@ -390,17 +426,16 @@ export class SlackOutbound implements ChatOutbound {
    */
   private async endReply(thread: ThreadRef): Promise<void> {
     const { last, runId } = await this.answers.take(thread);
-    if (!this.feedback || last === undefined) {
-      await this.stopStreams(thread, "active");
-      return;
-    }
-    const blocks = (ts: string) => [feedbackBlock(runId, ts)];
+    const buttons =
+      this.feedback && last !== undefined ? (ts: string) => feedbackBlock(runId, ts) : undefined;
     const open = [...this.streams].filter(([, reply]) => sameThread(reply.options.thread, thread));
     for (const [id] of open) this.streams.delete(id);
     await Promise.all(
-      open.map(([id, reply]) => reply.stop("active", last.streamed && id === last.id ? blocks : undefined)),
+      open.map(([id, reply]) =>
+        reply.stop("active", this.stopBlocks(id, last?.streamed && id === last.id ? buttons : undefined)),
+      ),
     );
-    if (last.streamed) return;
+    if (!buttons || last === undefined || last.streamed) return;
     try {
       await this.api.call("chat.update", scope(thread), {
         channel: thread.channel,
@@ -416,11 +451,11 @@ export class SlackOutbound implements ChatOutbound {
     }
   }
 
-  /** Stops the thread's open streams, leaving its session in `status`. Never rejects. */
+  /** Stops the thread's open streams (each with its held-back footer), leaving its session in `status`. Never rejects. */
   private async stopStreams(thread: ThreadRef, status: SessionStatus): Promise<void> {
     const open = [...this.streams].filter(([, reply]) => sameThread(reply.options.thread, thread));
     for (const [id] of open) this.streams.delete(id);
-    await Promise.all(open.map(([, reply]) => reply.stop(status)));
+    await Promise.all(open.map(([id, reply]) => reply.stop(status, this.stopBlocks(id, undefined))));
   }
 
   private async deleteMessage(thread: ThreadRef, ts: string): Promise<void> {
@@ -448,4 +483,28 @@ function threadKey(thread: ThreadRef): string {
 
 function sameThread(a: ThreadRef, b: ThreadRef): boolean {
   return a.workspace === b.workspace && a.channel === b.channel && a.thread === b.thread;
+}
+
+/** `blocks` for a message whose last line is the run footer (it goes in a context block); else nothing. */
+function footerBlocks(text: string): { blocks?: Record<string, unknown>[] } {
+  return splitFooter(text).footer === undefined ? {} : { blocks: messageBlocks(text) };
+}
+
+/**
+ * The content a native stream gets: `text` and `parts` without a last footer line, which goes in at the
+ * stream's stop as a context block instead (a stream's markdown cannot be small grey text).
+ */
+function holdFooter(
+  text: string,
+  parts: ReplyPart[] | undefined,
+): { text: string; parts: ReplyPart[] | undefined; footer: string | undefined } {
+  const { body, footer } = splitFooter(text);
+  if (footer === undefined) return { text, parts, footer };
+  const last = parts?.at(-1);
+  if (!parts || last?.kind !== "text") return { text: body, parts, footer };
+  return {
+    text: body,
+    parts: [...parts.slice(0, -1), { kind: "text", text: splitFooter(last.text).body }],
+    footer,
+  };
 }

@@ -16,7 +16,10 @@
  *   `action_id` and a `positive_button` and `negative_button`, each a plain_text `text` and a `value`
  *   (https://docs.slack.dev/tools/node-slack-sdk/reference/web-api/interfaces/FeedbackButtons; the
  *   fake applies the button element's text and value limits to them);
- * - a `markdown` block's text ≤ 12,000 (https://docs.slack.dev/reference/block-kit/blocks/markdown-block).
+ * - a `markdown` block's text ≤ 12,000 (https://docs.slack.dev/reference/block-kit/blocks/markdown-block);
+ * - a `context` block holds 1 to 10 elements, each an image or a `mrkdwn` / `plain_text` text object
+ *   (https://docs.slack.dev/reference/block-kit/blocks/context-block) whose text is 1 to 3000 characters
+ *   (https://docs.slack.dev/reference/block-kit/composition-objects/text-object).
  * Lengths are counted in characters (code points).
  */
 export function blockErrors(blocks: unknown[]): string[] {
@@ -39,6 +42,7 @@ export function blockErrors(blocks: unknown[]): string[] {
       tooLong(errors, `${where}/text`, block.text, 12_000);
     }
     if (block.type === "context_actions") contextActionsErrors(errors, where, block, actionIds, unique);
+    if (block.type === "context") contextErrors(errors, where, block);
     if (block.type !== "actions") return;
     const elements = Array.isArray(block.elements) ? (block.elements as Record<string, unknown>[]) : [];
     if (elements.length === 0 || elements.length > 25) errors.push(`${where}/elements: 1 to 25 elements`);
@@ -56,6 +60,21 @@ export function blockErrors(blocks: unknown[]): string[] {
     });
   });
   return errors;
+}
+
+function contextErrors(errors: string[], where: string, block: Record<string, unknown>): void {
+  const elements = Array.isArray(block.elements) ? (block.elements as Record<string, unknown>[]) : [];
+  if (elements.length === 0 || elements.length > 10) errors.push(`${where}/elements: 1 to 10 elements`);
+  elements.forEach((element, position) => {
+    const at = `${where}/elements/${position}`;
+    if (element.type === "image") return;
+    if (element.type !== "mrkdwn" && element.type !== "plain_text") {
+      errors.push(`${at}/type: must be image, mrkdwn or plain_text`);
+      return;
+    }
+    if (typeof element.text !== "string" || element.text === "") errors.push(`${at}/text: required`);
+    tooLong(errors, `${at}/text`, element.text, 3000);
+  });
 }
 
 function contextActionsErrors(
