@@ -63,7 +63,8 @@ export function parseApprovalCustomId(
  * Renders an approval card as a Discord message: a one-line `content` (what notifications show), an
  * embed with the tool in the title, the arguments in a code block, who may decide and the expiry as a
  * relative timestamp (or the decision, who made it, when and whom an "always" covers), and — while
- * pending — a row of buttons Approve · Deny · Always allow `<tool>` for `<requester>` in this thread, plus,
+ * pending — a row of buttons Approve · Deny · Always allow `<tool>` for `<requester>` in this thread ·
+ * Edit and approve… · Deny with reason… (the last two open a modal), plus,
  * when someone besides the requester may decide, a second row with the secondary "Always allow `<tool>`
  * for everyone here (approvers)". Custom ids carry the approval id. Decided cards have no buttons. Every
  * part is cut to Discord's limits; mentions never ping. Pure; never throws.
@@ -117,7 +118,11 @@ function fields(card: ApprovalCard, tool: string): APIEmbedField[] {
       const value = scope
         ? `✅ Always allowed \`${tool}\` for ${whom} in this thread — ${by}`
         : `✅ Approved ${by}`;
-      return [{ name: "Decision", value: cut(value, LIMITS.field) }];
+      const decision: APIEmbedField = { name: "Decision", value: cut(value, LIMITS.field) };
+      if (!state.changes || state.changes.length === 0) return [decision];
+      // Edit and approve: what the approver changed, one `field: before → after` line each.
+      const changes = state.changes.map((change) => `\`${change.replaceAll("`", "'")}\``).join("\n");
+      return [decision, { name: "Edited before approval", value: cut(changes, LIMITS.field) }];
     }
     case "denied":
       return [
@@ -168,11 +173,18 @@ function buttonRows(card: ApprovalCard): APIActionRowComponent<APIButtonComponen
       button("approve", ButtonStyle.Success),
       button("deny", ButtonStyle.Danger),
       button("always", ButtonStyle.Secondary),
+      // These two open a modal (src/discord/approval-modal.ts); its submission decides.
+      formButton(labels.edit, `${APPROVAL_CUSTOM_ID_PREFIX}:edit:${card.approvalId}`),
+      formButton(labels.denyWithReason, `${APPROVAL_CUSTOM_ID_PREFIX}:reason:${card.approvalId}`),
     ]),
   ];
   // A row of its own below the others: granting everyone is the rarer, wider choice.
   if (offersThreadGrant(card)) rows.push(row([button("alwaysThread", ButtonStyle.Secondary)]));
   return rows;
+}
+
+function formButton(label: string, customId: string): APIButtonComponent {
+  return { type: ComponentType.Button, style: ButtonStyle.Secondary, label, custom_id: customId };
 }
 
 /** Cuts `text` to `max` characters with an ellipsis, never inside a surrogate pair. */

@@ -9,6 +9,7 @@ import {
   MessageFlags,
   type MessageReaction,
   MessageType,
+  type ModalSubmitInteraction,
   type PartialMessage,
   type PartialMessageReaction,
   type PartialUser,
@@ -26,6 +27,12 @@ import {
 } from "../chat/index.js";
 import { type DiscordAccess, isAllowed } from "./access.js";
 import { parseApprovalCustomId } from "./approval-card.js";
+import {
+  approvalModal,
+  DISCORD_MODAL_LIMITS,
+  parseApprovalFormId,
+  submitApprovalModal,
+} from "./approval-modal.js";
 import { type HistoryLimits, threadHistory } from "./history.js";
 import type { DiscordLogger } from "./logger.js";
 import {
@@ -167,11 +174,56 @@ export class DiscordReceiver {
   }
 
   private onInteraction(interaction: Interaction): void {
+    if (
+      interaction.isModalSubmit() ||
+      (interaction.isButton() && parseApprovalFormId(interaction.customId))
+    ) {
+      this.form(interaction).catch((err: unknown) =>
+        this.options.log.error({ err, interactionId: interaction.id }, "discord: approval form failed"),
+      );
+      return;
+    }
     if (!interaction.isButton()) return;
     const parsed = parseApprovalCustomId(interaction.customId);
     if (!parsed) return;
     this.click(interaction, parsed).catch((err: unknown) =>
       this.options.log.error({ err, interactionId: interaction.id }, "discord: approval click failed"),
+    );
+  }
+
+  /**
+   * Deny with a reason / edit and approve. A form button is answered with the modal (type 9) when the
+   * clicker may decide, else with an ephemeral notice — the modal must be the interaction's first answer,
+   * so it is not deferred. The modal's submission is handled by {@link submitApprovalModal}.
+   */
+  private async form(interaction: ButtonInteraction | ModalSubmitInteraction): Promise<void> {
+    const message = interaction.message;
+    if (!message) return;
+    const thread = threadRefIn(placeOf(interaction.channel), message.id);
+    if (!thread) return;
+    const member = interaction.member instanceof GuildMember ? interaction.member : null;
+    const user = chatUser(interaction.user, member, this.botId);
+    if (interaction.isModalSubmit()) {
+      await submitApprovalModal(interaction, this.options.inbound, thread, user);
+      return;
+    }
+    const parsed = parseApprovalFormId(interaction.customId)!;
+    const form = this.options.inbound.approvalForm
+      ? await this.options.inbound.approvalForm(thread, parsed.approvalId, user)
+      : { kind: "notice" as const, text: "This approval can't be changed here." };
+    if (form.kind === "notice") {
+      await interaction.reply({ content: form.text, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    if (parsed.form === "edit" && form.argumentsJson.length > DISCORD_MODAL_LIMITS.value) {
+      await interaction.reply({
+        content: `The arguments of \`${form.toolName}\` are too long to edit in Discord; use Approve or Deny.`,
+        flags: MessageFlags.Ephemeral,
+      });
+      return;
+    }
+    await interaction.showModal(
+      approvalModal(parsed.form, parsed.approvalId, form.toolName, form.argumentsJson),
     );
   }
 

@@ -61,6 +61,8 @@ describe("Discord approval cards", () => {
             label: "Always allow deploy for Alice in this thread",
             custom_id: "tl:always:4-0123456789ab",
           },
+          { type: 2, style: 2, label: "Edit and approve…", custom_id: "tl:edit:4-0123456789ab" },
+          { type: 2, style: 2, label: "Deny with reason…", custom_id: "tl:reason:4-0123456789ab" },
         ],
       },
       {
@@ -122,7 +124,7 @@ describe("Discord approval cards", () => {
     expect(embed.description!.match(/```/g)).toHaveLength(2);
     expect(embed.fields![0]!.value.length).toBeLessThanOrEqual(1024);
     const buttons = body.components.flatMap((row) => row.components);
-    expect(buttons).toHaveLength(4);
+    expect(buttons).toHaveLength(6);
     for (const button of buttons) {
       expect("label" in button && button.label!.length).toBeLessThanOrEqual(80);
       expect("custom_id" in button && button.custom_id.length).toBeLessThanOrEqual(100);
@@ -131,6 +133,8 @@ describe("Discord approval cards", () => {
       "Approve",
       "Deny",
       expect.stringMatching(/^Always allow t+… for r+… in this thread$/),
+      "Edit and approve…",
+      "Deny with reason…",
       expect.stringMatching(/^Always allow t+… for everyone here \(approvers\)$/),
     ]);
   });
@@ -140,6 +144,12 @@ describe("Discord approval cards", () => {
     const ids = body.components.flatMap((row) =>
       row.components.map((button) => ("custom_id" in button ? button.custom_id : "")),
     );
-    expect(ids).toEqual(["tl:approve:4-0123456789ab", "tl:deny:4-0123456789ab", "tl:always:4-0123456789ab"]);
+    expect(ids).toEqual([
+      "tl:approve:4-0123456789ab",
+      "tl:deny:4-0123456789ab",
+      "tl:always:4-0123456789ab",
+      "tl:edit:4-0123456789ab",
+      "tl:reason:4-0123456789ab",
+    ]);
   });
 });

@@ -59,6 +59,8 @@ describe("Discord approval buttons (gateway and worker processes, fake Discord, 
       "Approve",
       "Deny",
       "Always allow deploy for Alice in this thread",
+      "Edit and approve…",
+      "Deny with reason…",
     ]);
     // No approvers are configured here, so nobody could grant it to everyone: no second row.
     expect(posted.components).toHaveLength(1);
@@ -67,6 +69,8 @@ describe("Discord approval buttons (gateway and worker processes, fake Discord, 
       `tl:approve:${approvalId}`,
       `tl:deny:${approvalId}`,
       `tl:always:${approvalId}`,
+      `tl:edit:${approvalId}`,
+      `tl:reason:${approvalId}`,
     ]);
 
     e2e.discord.click(e2e.alice, card.id, buttonId(card, "approve"));
@@ -151,7 +155,7 @@ describe("Discord approval buttons (gateway and worker processes, fake Discord, 
       },
     ]);
     expect(card.history).toHaveLength(1);
-    expect(cardOf(card).components[0]?.components).toHaveLength(3);
+    expect(cardOf(card).components[0]?.components).toHaveLength(5);
 
     e2e.discord.click(e2e.alice, card.id, buttonId(card, "approve"));
     await cardUpdated(card);
@@ -181,5 +185,101 @@ describe("Discord approval buttons (gateway and worker processes, fake Discord, 
     expect(toolResults(e2e.requests(tag)[1])).toEqual([
       approved ? "deployed search" : "Tool call denied by Alice.",
     ]);
+  });
+});
+
+describe("Discord deny with a reason and edit and approve (modals)", () => {
+  const waitForCallback = (interaction: { callback?: { type: number } }) =>
+    e2e.discord.waitFor(() => interaction.callback !== undefined);
+
+  it("Deny with reason… answers with a modal; its submission denies with the reason, which the model reads", async () => {
+    const tag = e2e.tag(deployCall("queue"), textReply("ok, not deploying queue"));
+    const { thread, card } = await askForApproval(tag, "queue");
+    const approvalId = buttonId(card, "reason").slice("tl:reason:".length);
+    const opened = e2e.discord.click(e2e.alice, card.id, buttonId(card, "reason"));
+    await waitForCallback(opened);
+    expect(opened.callback?.type).toBe(9);
+    expect(opened.callbackData).toMatchObject({
+      custom_id: `tlm:reason:${approvalId}`,
+      title: "Deny deploy with a reason",
+      components: [{ type: 1, components: [{ type: 4, custom_id: "value", style: 2 }] }],
+    });
+    expect(card.history).toHaveLength(1); // opening the form decides nothing
+
+    const submitted = e2e.discord.submitModal(e2e.alice, opened, { value: "queue is frozen today" });
+    const decided = await cardUpdated(card);
+    await e2e.waitForRuns(thread, 1, "not deploying queue");
+    expect(submitted.callback?.type).toBe(6);
+    expect(decided.embeds[0]?.fields[0]?.value).toMatch(
+      /^❌ Denied by Alice, <t:\d+:f>\nReason: queue is frozen today$/,
+    );
+    expect(toolResults(e2e.requests(tag)[1])).toEqual(["Tool call denied by Alice: queue is frozen today"]);
+  });
+
+  it("someone who may not decide gets an ephemeral notice instead of a modal; a submission after the decision changes nothing", async () => {
+    const tag = e2e.tag(deployCall("mail"), textReply("mail is deployed"));
+    const { thread, card } = await askForApproval(tag, "mail");
+    const refused = e2e.discord.click(e2e.bob, card.id, buttonId(card, "edit"));
+    await waitForCallback(refused);
+    expect(refused.callback?.type).toBe(4);
+    expect(refused.callbackData).toMatchObject({
+      content: "You can't approve this: only the person who asked and the configured approvers can.",
+      flags: 64,
+    });
+    const opened = e2e.discord.click(e2e.alice, card.id, buttonId(card, "reason"));
+    await waitForCallback(opened);
+    e2e.discord.click(e2e.alice, card.id, buttonId(card, "approve"));
+    await cardUpdated(card);
+    const late = e2e.discord.submitModal(e2e.alice, opened, { value: "changed my mind" });
+    await waitForCallback(late);
+    expect(late.callbackData).toMatchObject({
+      content: "This was already decided by Alice (approved).",
+      flags: 64,
+    });
+    await e2e.waitForRuns(thread, 1, "mail is deployed");
+    expect(toolResults(e2e.requests(tag)[1])).toEqual(["deployed mail"]);
+  });
+
+  it("Edit and approve…: an invalid edit gets an ephemeral error and the card stays pending; a valid one runs with the edited arguments", async () => {
+    const tag = e2e.tag(deployCall("cdn"), textReply("cdn-eu is deployed"));
+    const { thread, card } = await askForApproval(tag, "cdn");
+    const first = e2e.discord.click(e2e.alice, card.id, buttonId(card, "edit"));
+    await waitForCallback(first);
+    expect(first.callback?.type).toBe(9);
+    const input = (first.callbackData!.components as { components: { value?: string }[] }[])[0]
+      ?.components[0];
+    expect(input?.value).toBe('{\n  "service": "cdn"\n}');
+
+    const invalid = e2e.discord.submitModal(e2e.alice, first, { value: '{"service": ["cdn-eu"]}' });
+    await waitForCallback(invalid);
+    expect(invalid.callback?.type).toBe(4);
+    expect(invalid.callbackData).toMatchObject({ flags: 64 });
+    expect(String(invalid.callbackData?.content)).toContain(
+      "Your edit was not applied; the card still waits.",
+    );
+    expect(String(invalid.callbackData?.content)).toContain('Validation failed for tool "deploy":');
+    expect(card.history).toHaveLength(1);
+    expect(cardOf(card).components[0]?.components).toHaveLength(5);
+
+    const second = e2e.discord.click(e2e.alice, card.id, buttonId(card, "edit"));
+    await waitForCallback(second);
+    const valid = e2e.discord.submitModal(e2e.alice, second, { value: '{"service": "cdn-eu"}' });
+    const decided = await cardUpdated(card);
+    await e2e.waitForRuns(thread, 1, "cdn-eu is deployed");
+    expect(valid.callback?.type).toBe(6);
+    expect(decided.embeds[0]?.fields).toEqual([
+      { name: "Decision", value: expect.stringMatching(/^✅ Approved by Alice/) },
+      { name: "Edited before approval", value: '`service: "cdn" → "cdn-eu"`' },
+    ]);
+    const [result] = toolResults(e2e.requests(tag)[1]);
+    expect(result).toContain("Note: Alice edited the arguments before approving");
+    expect(result).toContain('{"service":"cdn-eu"}');
+    expect(result).toContain("deployed cdn-eu");
+    const assistant = (
+      e2e.requests(tag)[1]!.body as {
+        messages: { role: string; tool_calls?: { function: { arguments: string } }[] }[];
+      }
+    ).messages.find((message) => message.role === "assistant");
+    expect(JSON.parse(assistant?.tool_calls?.[0]?.function.arguments ?? "{}")).toEqual({ service: "cdn" });
   });
 });

@@ -300,6 +300,39 @@ export class FakeDiscordServer {
     return interaction;
   }
 
+  /**
+   * `user` submits the modal that the bot opened in answer to interaction `opened` (callback type 9),
+   * with `values` typed into its text inputs (by custom id): a MODAL_SUBMIT interaction (type 5) through
+   * the gateway, carrying the message whose button opened the modal.
+   * @throws Error when `opened` was not answered with a modal (there would be nothing to submit).
+   */
+  submitModal(user: FakeUser, opened: FakeInteraction, values: Record<string, string>): FakeInteraction {
+    if (opened.callback?.type !== 9 || !opened.callbackData) {
+      throw new Error(`fake Discord: interaction ${opened.id} opened no modal`);
+    }
+    const message = this.message(opened.messageId);
+    const channel = this.channel(message.channelId);
+    const interaction: FakeInteraction = {
+      id: this.state.ids.next(),
+      token: randomBytes(24).toString("hex"),
+      userId: user.id,
+      messageId: opened.messageId,
+      customId: String(opened.callbackData.custom_id),
+      createdAt: Date.now(),
+      rejectedCallbacks: [],
+      followUps: [],
+      submission: { customId: String(opened.callbackData.custom_id), values },
+    };
+    this.interactions.set(interaction.id, interaction);
+    this.gateway.dispatch(
+      "INTERACTION_CREATE",
+      interactionCreate(this.state, interaction, channel),
+      channel.guildId ? { guildId: channel.guildId } : { dm: true },
+    );
+    this.changed();
+    return interaction;
+  }
+
   // ── observation ──────────────────────────────────────────────────────────────────────────────────
 
   message(id: string): FakeMessage {

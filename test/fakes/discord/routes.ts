@@ -1,6 +1,6 @@
 import { componentErrors } from "./components.js";
 import type { FakeGateway } from "./gateway.js";
-import type { FakeInteraction } from "./interactions.js";
+import { type FakeInteraction, modalErrors } from "./interactions.js";
 import { discordError, type FakeRest, type RestReply } from "./rest.js";
 import { CHANNEL, type DiscordState, type FakeMessage, MESSAGE_TYPE, normalizeEmoji } from "./state.js";
 
@@ -167,7 +167,14 @@ export function registerRoutes(rest: FakeRest, ctx: RouteContext): void {
       interaction.rejectedCallbacks.push({ code: 10062, at: now });
       return discordError(404, 10062, "Unknown interaction");
     }
-    interaction.callback = { type: Number(body.type), at: now };
+    const type = Number(body.type);
+    const data = body.data as Record<string, unknown> | undefined;
+    if (type === 9) {
+      const errors = modalErrors(data, interaction.submission !== undefined);
+      if (errors.length > 0) return discordError(400, 50035, `Invalid Form Body: ${errors.join("; ")}`);
+    }
+    interaction.callback = { type, at: now };
+    if (data) interaction.callbackData = data;
     return ok();
   });
   rest.route("POST", "/webhooks/:app/:token", ([app, token], body) => {
