@@ -5,7 +5,7 @@ import { Metrics } from "../../src/app/metrics.js";
 import { type OpsService, serveOps } from "../../src/app/ops-server.js";
 import { parseEnv } from "../../src/config/index.js";
 import { createRunQueue, type RunQueue } from "../../src/runs/index.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 
 /** Records what the ops server logs. */
 function recordingLog() {
@@ -39,7 +39,7 @@ afterEach(async () => {
 
 /** Starts the ops server as `threadline gateway` / `start` would, with these extra variables. */
 async function start(vars: Record<string, string>, options: { withDashboard?: boolean; host?: string } = {}) {
-  const env = parseEnv({ REDIS_URL, THREADLINE_PREFIX: prefix, ...vars });
+  const env = parseEnv({ ...redisEnv(), THREADLINE_PREFIX: prefix, ...vars });
   const log = recordingLog();
   const service = await serveOps({
     env,

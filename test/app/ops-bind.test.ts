@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/net.js";
-import { connect, deletePrefix, REDIS_URL, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, uniquePrefix } from "../support/redis.js";
 import { CliChild } from "./cli-child.js";
 
 /** The local addresses listening on TCP `port` (Linux /proc/net/tcp and tcp6), e.g. `127.0.0.1`, `0.0.0.0`. */
@@ -37,7 +37,7 @@ describe("the ops port (/healthz, /metrics)", () => {
   it("binds loopback when OPS_HOST is not set", async () => {
     const port = await freePort();
     const worker = CliChild.spawn("worker", tmpdir(), {
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: prefix,
       OPS_PORT: String(port),
       LOG_LEVEL: "info",
@@ -55,7 +55,7 @@ describe("the ops port (/healthz, /metrics)", () => {
     await new Promise<void>((listening) => taken!.listen(0, "127.0.0.1", listening));
     const port = (taken.address() as { port: number }).port;
     const worker = CliChild.spawn("worker", tmpdir(), {
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: prefix,
       OPS_PORT: String(port),
       LOG_LEVEL: "silent",

@@ -10,7 +10,7 @@ import { parseEnv } from "../../src/config/index.js";
 import { type RunTool, SILENT_LOGGER } from "../../src/runs/index.js";
 import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
 import { alice, bob, gatedTool, instantTool, RunsHarness } from "../runs/harness.js";
-import { REDIS_URL } from "../support/redis.js";
+import { redisEnv } from "../support/redis.js";
 
 let h: RunsHarness | undefined;
 let worker: WorkerProcess | undefined;
@@ -39,7 +39,7 @@ async function startWorker(tools: RunTool[], script: ScriptedResponse[]) {
     stop: async () => {},
   };
   const process = await startWorkerProcess({
-    env: parseEnv({ REDIS_URL, THREADLINE_PREFIX: harness.prefix }),
+    env: parseEnv({ ...redisEnv(), THREADLINE_PREFIX: harness.prefix }),
     log: SILENT_LOGGER,
     platforms: [slack],
     agent: {

@@ -7,7 +7,7 @@ import { parseEnv } from "../../src/config/index.js";
 import { OPENAI_COMPLETIONS_API } from "../../src/llm/index.js";
 import type { RunLogger } from "../../src/runs/index.js";
 import { FakeOpenAIServer } from "../fakes/openai-server.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 import { CliChild } from "./cli-child.js";
 
 interface Logged {
@@ -83,7 +83,7 @@ describe("threadline worker start-up", () => {
 
   it("names the model, the endpoint and the timeouts in its log", async () => {
     child = CliChild.spawn("worker", dir, {
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: prefix,
       OPENAI_BASE_URL: model.baseURL,
       OPENAI_API_KEY: "sk-test",

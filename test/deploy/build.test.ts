@@ -3,7 +3,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/net.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 
 const run = promisify(execFile);
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -22,7 +22,7 @@ describe("the production build", () => {
     app = await CliProcess.start(
       "start",
       {
-        REDIS_URL,
+        ...redisEnv(),
         THREADLINE_PREFIX: prefix,
         PLAYGROUND_PORT: String(ports.playground),
         OPS_PORT: String(ports.ops),

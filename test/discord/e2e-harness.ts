@@ -7,7 +7,7 @@ import { gateKey } from "../fakes/discord-tools.js";
 import { FakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../fakes/openai-server.js";
 import { conversationTag } from "../support/model-requests.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 
 /** Start-up of the processes (tsx compiles the sources on a possibly busy machine). */
 const START_TIMEOUT_MS = 60_000;
@@ -74,7 +74,7 @@ export class DiscordE2E {
       SLACK_APP_TOKEN: "",
       SLACK_SIGNING_SECRET: "",
       OPS_PORT: "0",
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: e2e.prefix,
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: "sk-test",

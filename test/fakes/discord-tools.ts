@@ -1,6 +1,7 @@
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { RunTool } from "../../src/runs/index.js";
+import { connect } from "../support/redis.js";
 
 /** The Redis key that opens the `gate` tool's call with `value` (set it to let the call finish). */
 export function gateKey(prefix: string, value: string): string {
@@ -9,7 +10,7 @@ export function gateKey(prefix: string, value: string): string {
 
 let redis: Redis | undefined;
 function connection(): Redis {
-  redis ??= new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 3 });
+  redis ??= connect();
   return redis;
 }
 

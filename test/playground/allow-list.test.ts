@@ -8,7 +8,7 @@ import type { ChatUser } from "../../src/chat/index.js";
 import { parseEnv } from "../../src/config/index.js";
 import type { PlaygroundSnapshot } from "../../src/playground/index.js";
 import type { RunLogger } from "../../src/runs/index.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 import { EventStream, freePort } from "./helpers.js";
 
 const ada: ChatUser = { id: "u-ada", name: "Ada" };
@@ -32,7 +32,7 @@ describe("playground behind an allow list that does not name it", () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     const env = parseEnv({
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: prefix,
       PLAYGROUND_PORT: String(port),
       LOG_LEVEL: "silent",

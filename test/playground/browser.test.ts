@@ -14,7 +14,7 @@ import { startWorkerProcess, type WorkerProcess } from "../../src/app/worker.js"
 import { parseEnv } from "../../src/config/index.js";
 import type { RunTool } from "../../src/runs/index.js";
 import { FakeOpenAIServer, textReply, toolCallReply } from "../fakes/openai-server.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 import { seriousViolations } from "./axe.js";
 import { freePort } from "./helpers.js";
 
@@ -105,7 +105,7 @@ describe("playground in a real browser", () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}/`;
     const env = parseEnv({
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: prefix,
       OPENAI_BASE_URL: model.baseURL,
       OPENAI_API_KEY: "sk-test",

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
 import { chunks, FakeOpenAIServer, textReply } from "../fakes/openai-server.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 import { EventStream, freePort } from "./helpers.js";
 
 /**
@@ -27,7 +27,7 @@ describe("a playground run whose model makes two parallel calls at index 0", () 
     bot = await CliProcess.start(
       "start",
       {
-        REDIS_URL,
+        ...redisEnv(),
         THREADLINE_PREFIX: prefix,
         PLAYGROUND_PORT: String(port),
         OPS_PORT: "0",

@@ -3,7 +3,7 @@ import { wantsPlayground } from "../../src/app/playground-platform.js";
 import { parseEnv } from "../../src/config/index.js";
 import type { PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 import { EventStream, freePort } from "./helpers.js";
 
 describe("which platforms start", () => {
@@ -27,7 +27,7 @@ describe("gateway and worker processes without any credentials or model", () => 
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     // Exactly these variables: no OPENAI_*, no SLACK_*, no DISCORD_*.
-    const env = { REDIS_URL, THREADLINE_PREFIX: prefix, PLAYGROUND_PORT: String(port), LOG_LEVEL: "info" };
+    const env = { ...redisEnv(), THREADLINE_PREFIX: prefix, PLAYGROUND_PORT: String(port), LOG_LEVEL: "info" };
     // startAll stops the one that started when the other fails, so no process is left holding a port.
     [worker, gateway] = (await CliProcess.startAll([
       CliProcess.start("worker", env, "worker started", 60_000),

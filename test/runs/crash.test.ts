@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ToolResultMessage } from "../../src/agent/index.js";
 import { threadId } from "../../src/chat/index.js";
-import { REDIS_URL } from "../support/redis.js";
+import { redisEnv } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
 /**
@@ -34,7 +34,7 @@ afterEach(async () => {
 function startWorkerProcess(prefix: string, phase: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
     cwd: ROOT,
-    env: { ...process.env, REDIS_URL, TL_PREFIX: prefix, TL_PHASE: phase },
+    env: { ...process.env, ...redisEnv(), TL_PREFIX: prefix, TL_PHASE: phase },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);

@@ -241,8 +241,9 @@ export class RunsHarness {
     for (;;) {
       const counts = await this.queue.getJobCounts("waiting", "active", "delayed", "prioritized", "paused");
       const jobs = Object.values(counts).reduce((sum, n) => sum + n, 0);
-      const leases =
-        threads.length === 0 ? 0 : await this.redis.exists(...threads.map((t) => this.keys(t).lease));
+      // One EXISTS per thread: on a cluster the leases live in different slots.
+      let leases = 0;
+      for (const thread of threads) leases += await this.redis.exists(this.keys(thread).lease);
       if (jobs === 0 && leases === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

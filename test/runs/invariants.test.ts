@@ -5,7 +5,7 @@ import { createGateway, eventsChannel, STOP_IDLE_TEXT, STOP_REFUSED_TEXT } from 
 import { callKey } from "../../src/runs/recovery.js";
 import { ThreadScripts } from "../../src/runs/thread-scripts.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
-import { connect } from "../support/redis.js";
+import { connect, serversOf } from "../support/redis.js";
 import { alice, bob, carol, gatedTool, instantTool, RunsHarness } from "./harness.js";
 
 /**
@@ -279,11 +279,14 @@ describe("item 13: what a finished run waits for", () => {
 
 describe("item 3: control signals are state, pub/sub is only the fast path", () => {
   async function killSubscriber(): Promise<void> {
-    const clients = (await h.redis.client("LIST")) as string;
     const name = `${eventsChannel(h.prefix)}:bus`;
-    const line = clients.split("\n").find((entry) => entry.includes(` name=${name} `));
-    if (!line) throw new Error("the worker's subscriber is not connected");
-    await h.redis.client("KILL", "ID", /\bid=(\d+)/.exec(line)![1]!);
+    // On a cluster the subscriber sits on one of the primaries: look on each.
+    for (const server of serversOf(h.redis)) {
+      const clients = (await server.client("LIST")) as string;
+      const line = clients.split("\n").find((entry) => entry.includes(` name=${name} `));
+      if (line) return void (await server.client("KILL", "ID", /\bid=(\d+)/.exec(line)![1]!));
+    }
+    throw new Error("the worker's subscriber is not connected");
   }
 
   it("a stop published while the worker's subscriber reconnects still stops the run", async () => {

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ToolResultMessage } from "../../src/agent/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/runs/index.js";
-import { REDIS_URL } from "../support/redis.js";
+import { redisEnv } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
 /**
@@ -35,7 +35,7 @@ afterEach(async () => {
 function child(env: Record<string, string>, until: string): Promise<ChildProcess> {
   const proc = spawn(process.execPath, ["--import", "tsx", CHILD], {
     cwd: ROOT,
-    env: { ...process.env, REDIS_URL, TL_PREFIX: h.prefix, ...env },
+    env: { ...process.env, ...redisEnv(), TL_PREFIX: h.prefix, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(proc);

@@ -4,7 +4,7 @@ import { type FakeMessage, type FakeSlackOptions, FakeSlackServer } from "../fak
 import { conversationTag } from "../support/model-requests.js";
 import { freePort } from "../support/net.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 
 export const ALICE = "U0ALICE";
 export const BOB = "U0BOB";
@@ -60,7 +60,7 @@ export class SlackE2E {
       SLACK_API_URL: slack.apiUrl,
       PORT: String(port || 3000),
       DISCORD_TOKEN: "",
-      REDIS_URL,
+      ...redisEnv(),
       THREADLINE_PREFIX: e2e.prefix,
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: "sk-test",

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createRedisRateLimiter } from "../../src/slack/index.js";
-import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, keysMatching, requireRedis, uniquePrefix } from "../support/redis.js";
 
 const redis = connect();
 const prefix = uniquePrefix("slack-rl");
@@ -36,7 +36,7 @@ describe("Redis-backed Slack method budgets", () => {
     );
     expect(order).toEqual([0, 1, 2, 3]);
     // The last two waited for a new window: it holds exactly them (without waiting it would hold all four).
-    const [counter] = await redis.keys(`${prefix}:slack-rl:chat.update*`);
+    const [counter] = await keysMatching(redis, `${prefix}:slack-rl:chat.update*`);
     expect(await redis.get(counter!)).toBe("2");
   });
 
