@@ -2,13 +2,16 @@
  * What tracing costs per turn: CPU time of a worker process (gateway Intake + one run worker, as the
  * RunsHarness builds them, on the local Redis) per agent turn, tracing off (the API's no-ops) vs on (the SDK
  * exporting every span as OTLP/HTTP JSON to a receiver in this parent process, whose CPU is not counted).
- * One child process alternates batches of 20 runs between the modes (order rotating every round, after
- * warm-up batches), so drifting machine load and JIT state hit all alike; a second "off" batch per round
- * gives an A/A ratio, the noise floor the on/off ratio must be read against. Each run has 5 turns (4 with an
- * instant tool call, then a text answer) from the OpenAI client against FakeOpenAIServer (in this parent; 20
- * SSE text chunks a turn). Cost accounting is on in both (a price table), so the ratio is tracing's own share.
- * Target: ≤ 1.02 (2 % CPU per turn). Run by `npm run bench:runs`, or alone:
- * `npx tsx bench/tracing.bench.ts [--rounds 10]`.
+ * One child process interleaves short batches (10 runs) of the modes on / off / off-again, many rounds, the
+ * order rotating every round (after warm-up rounds), so drifting machine load and JIT state hit all alike.
+ * Each round gives two ratios: on/off (tracing's cost) and again/off (an A/A ratio: the same mode twice,
+ * pure noise). The result is the **median** of the per-round on/off ratios — one noisy round (another
+ * process taking the CPU) moves a median little, where it skews a sum — read against the A/A median and
+ * its spread (25th–75th percentile of the per-round A/A ratios). Each run has 5 turns (4 with an instant
+ * tool call, then a text answer) from the OpenAI client against FakeOpenAIServer (in this parent; 20 SSE
+ * text chunks a turn). Cost accounting is on in all modes (a price table), so the ratio is tracing's own
+ * share. Target: median on/off ≤ 1.02 (2 % CPU per turn). Run by `npm run bench:runs`, or alone:
+ * `npx tsx bench/tracing.bench.ts [--rounds 40]`.
  */
 import { fork } from "node:child_process";
 import { loadavg } from "node:os";
@@ -26,7 +29,12 @@ const option = (name: string, fallback: number) => {
   return at >= 0 ? Number(argv[at + 1]) : fallback;
 };
 const TURNS = 5;
-const BATCH = 20;
+const BATCH = 10;
+const WARMUP_ROUNDS = 3;
+
+type Mode = "on" | "off" | "again";
+/** CPU µs per turn of each mode, one entry per measured round. */
+type Rounds = Record<Mode, number[]>;
 
 /**
  * The model, served by the parent: 20 text chunks per turn (SSE, as FakeOpenAIServer writes them), a tool call
@@ -69,10 +77,10 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
     tools: [instantTool("lookup").tool],
     config: { prices: { "test-model": { input: 1, output: 2 } } },
   }).start();
-  // "again" is a second "off": the A/A ratio off/again is the noise floor of this machine right now.
-  const used = { on: 0, off: 0, again: 0 };
+  // "again" is a second "off": the A/A ratio again/off is the noise floor of this machine right now.
+  const used: Rounds = { on: [], off: [], again: [] };
   let next = 0;
-  const batch = async (mode: "on" | "off" | "again", measured: boolean) => {
+  const batch = async (mode: Mode): Promise<number> => {
     if (mode === "on") trace.setGlobalTracerProvider(provider);
     else trace.disable();
     const before = process.cpuUsage();
@@ -80,24 +88,23 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
     next += BATCH;
     if (mode === "on") await tracing?.flush();
     const delta = process.cpuUsage(before);
-    if (measured) used[mode] += delta.user + delta.system;
+    return (delta.user + delta.system) / (BATCH * TURNS);
   };
+  // Every order of the three modes, so none is always first (after a flush) or last.
+  const orders: Mode[][] = [
+    ["off", "on", "again"],
+    ["on", "again", "off"],
+    ["again", "off", "on"],
+    ["off", "again", "on"],
+    ["on", "off", "again"],
+    ["again", "on", "off"],
+  ];
   try {
-    for (let i = 0; i < 2; i++) {
-      await batch("off", false);
-      await batch("on", false);
-    }
+    for (let i = 0; i < WARMUP_ROUNDS; i++) for (const mode of orders[i % orders.length]!) await batch(mode);
     for (let i = 0; i < rounds; i++) {
-      const orders: ("on" | "off" | "again")[][] = [
-        ["off", "on", "again"],
-        ["on", "again", "off"],
-        ["again", "off", "on"],
-      ];
-      const order = orders[i % orders.length]!;
-      for (const mode of order) await batch(mode, true);
+      for (const mode of orders[i % orders.length]!) used[mode].push(await batch(mode));
     }
-    const turns = rounds * BATCH * TURNS;
-    process.send?.({ on: used.on / turns, off: used.off / turns, again: used.again / turns });
+    process.send?.(used);
   } finally {
     trace.setGlobalTracerProvider(provider);
     await h.close();
@@ -105,16 +112,12 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
   }
 }
 
-function measure(
-  endpoint: string,
-  modelUrl: string,
-  rounds: number,
-): Promise<{ on: number; off: number; again: number }> {
+function measure(endpoint: string, modelUrl: string, rounds: number): Promise<Rounds> {
   return new Promise((resolve, reject) => {
     const proc = fork(fileURLToPath(import.meta.url), ["--child", endpoint, modelUrl, String(rounds)], {
       execArgv: process.execArgv,
     });
-    proc.on("message", (message: { on: number; off: number; again: number }) => resolve(message));
+    proc.on("message", (message: Rounds) => resolve(message));
     proc.on("exit", (code) => (code === 0 ? undefined : reject(new Error(`child exited ${code}`))));
   });
 }
@@ -124,7 +127,7 @@ async function main(): Promise<void> {
     await child(argv[1] ?? "", argv[2] ?? "", Number(argv[3]));
     process.exit(0);
   }
-  const rounds = option("--rounds", 10);
+  const rounds = option("--rounds", 40);
   const receiver = new OtlpReceiver();
   const endpoint = await receiver.start();
   const model = await FakeOpenAIServer.start();
@@ -134,7 +137,7 @@ async function main(): Promise<void> {
     return reply(messages.filter((m) => m.role === "assistant").length);
   };
   const modelUrl = model.baseURL;
-  let result: { on: number; off: number; again: number };
+  let result: Rounds;
   try {
     result = await measure(endpoint, modelUrl, rounds);
   } finally {
@@ -143,20 +146,38 @@ async function main(): Promise<void> {
   }
   const names = new Map<string, number>();
   for (const span of receiver.spans) names.set(span.name, (names.get(span.name) ?? 0) + 1);
-  const off = (result.off + result.again) / 2;
-  const ratio = result.on / off;
+  const onOff = result.on.map((on, i) => on / result.off[i]!);
+  const aa = result.again.map((again, i) => again / result.off[i]!);
+  const ratio = quantile(onOff, 0.5);
+  const fmt = (n: number) => n.toFixed(3);
+  const ms = (values: number[]) => `${(quantile(values, 0.5) / 1000).toFixed(3)} ms`;
   console.log(
-    `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, load ${loadavg()
+    `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, interleaved; load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")}; ${receiver.spans.length} spans received)`,
   );
   console.log(
-    `CPU per turn, tracing off   ${(off / 1000).toFixed(3)} ms   (A/A noise floor: ${(result.again / result.off).toFixed(3)})`,
+    `CPU per turn (median of rounds): off ${ms(result.off)}, off again ${ms(result.again)}, on ${ms(result.on)}`,
   );
-  console.log(`CPU per turn, tracing on    ${(result.on / 1000).toFixed(3)} ms`);
+  console.log(
+    `A/A again/off: median ${fmt(quantile(aa, 0.5))}, spread p25–p75 ${fmt(quantile(aa, 0.25))}–${fmt(quantile(aa, 0.75))}`,
+  );
+  console.log(
+    `on/off:        median ${fmt(ratio)}, spread p25–p75 ${fmt(quantile(onOff, 0.25))}–${fmt(quantile(onOff, 0.75))}`,
+  );
   console.log(`spans by name: ${[...names].map(([name, n]) => `${name} ${n}`).join(", ")}`);
-  console.log(`target on/off ≤ 1.02: ${ratio <= 1.02 ? "PASS" : "FAIL"} (${ratio.toFixed(3)})`);
+  console.log(`target median on/off ≤ 1.02: ${ratio <= 1.02 ? "PASS" : "FAIL"} (${fmt(ratio)})`);
   process.exit(0);
+}
+
+/** The `q` quantile of `values` (linear between the two nearest ranks). */
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  const high = Math.ceil(at);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (at - low);
 }
 
 void main().catch((err: unknown) => {
