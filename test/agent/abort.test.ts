@@ -7,9 +7,9 @@ import {
   type ToolResultMessage,
 } from "../../src/agent/index.js";
 import { ScriptedModel, TEST_MODEL, zeroUsage } from "../fakes/scripted-model.js";
+import { deferred } from "../support/async.js";
 import {
   createTool,
-  deferred,
   loopConfig,
   promptEvents,
   recordAgent,

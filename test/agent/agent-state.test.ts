@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { Agent, type AgentEvent, type AgentMessage } from "../../src/agent/index.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
+import { deferred } from "../support/async.js";
 import {
   createTool,
-  deferred,
   echoTool,
   flushMacrotask,
   promptEvents,

@@ -15,23 +15,6 @@ import {
 } from "../../src/agent/index.js";
 import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
 
-/** A promise the test settles itself, so ordering never depends on timers. */
-export interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (reason: unknown) => void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 /** Resolves when `signal` aborts (immediately when it already has). */
 export function whenAborted(signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {

@@ -8,10 +8,9 @@ import {
   type ToolExecutionMode,
 } from "../../src/agent/index.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
+import { type Deferred, deferred } from "../support/async.js";
 import {
   createTool,
-  type Deferred,
-  deferred,
   promptEvents,
   recordAgent,
   resultText,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type ThreadRef, ThreadSerial } from "../../src/chat/index.js";
-import { gate } from "../support/net.js";
+import { gate } from "../support/async.js";
 
 const thread = (id: string): ThreadRef => ({ platform: "slack", workspace: "T", channel: "C", thread: id });
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AssistantMessage, Message, ToolResultMessage } from "../../src/agent/index.js";
 import { DEFAULT_REACTIONS, type IncomingMessage, type ThreadRef } from "../../src/chat/index.js";
 import { createGateway, type RunTool } from "../../src/runs/index.js";
+import { until } from "../support/async.js";
 import { alice, bob, gatedTool, RunsHarness } from "./harness.js";
 
 /** ⚡ interrupts end to end: intake, gateway reactions, bus event and Redis state, worker, scripted model. */
@@ -20,10 +21,6 @@ function gateway() {
 }
 
 /** Resolves once `condition` holds (polled; bounded by the test timeout — an ordering aid, not a timing check). */
-async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 2));
-}
-
 function zap(thread: ThreadRef, message: IncomingMessage, user = alice) {
   return gateway().reaction({
     thread,
@@ -73,7 +70,7 @@ describe("⚡ during a streaming answer", () => {
     }).start();
     const thread = h.thread();
     const runId = await h.mention(thread, "write an essay");
-    await until(() => h.model.requests.length === 1);
+    await until(() => h.model.requests.length === 1, 2);
     const reply = h.message(thread, "no, a haiku");
     expect(await h.intake.submit(reply)).toMatchObject({ kind: "queued", disposition: "steer" });
     await zap(thread, reply);
@@ -104,7 +101,7 @@ describe("⚡ during a streaming answer", () => {
     h = await new RunsHarness({ script: [{ text: "draft", hang: true }, { text: "ok" }] }).start();
     const thread = h.thread();
     const runId = await h.mention(thread, "go");
-    await until(() => h.model.requests.length === 1);
+    await until(() => h.model.requests.length === 1, 2);
     const reply = h.message(thread, "!! stop, use Python");
     await gateway().message(reply);
     await h.runFinished(runId);
@@ -124,7 +121,7 @@ describe("⚡ during a streaming answer", () => {
     h = await new RunsHarness({ script: [{ text: "draft", hang: true }] }).start();
     const thread = h.thread();
     await h.mention(thread, "go");
-    await until(() => h.model.requests.length === 1);
+    await until(() => h.model.requests.length === 1, 2);
     const reply = h.message(thread, "mine");
     await h.intake.submit(reply);
     await zap(thread, reply, bob);
@@ -139,7 +136,7 @@ describe("⚡ during a streaming answer", () => {
     }).start();
     const thread = h.thread();
     const runId = await h.mention(thread, "go");
-    await until(() => h.model.requests.length === 1);
+    await until(() => h.model.requests.length === 1, 2);
     const reply = h.message(thread, "now please");
     await h.intake.submit(reply);
     // The state without its event: as if the publish was lost while the subscriber reconnected.
@@ -175,9 +172,10 @@ describe("⚡ while tools run", () => {
     await h.intake.submit(reply);
     await zap(thread, reply);
     // The interruptible wait ends at once; the batch still waits for the other tool.
-    await until(async () => (await h.redis.hlen(h.keys(thread).calls)) === 2);
-    await until(async () =>
-      (await h.redis.hvals(h.keys(thread).calls)).some((v) => v.includes("Interrupted")),
+    await until(async () => (await h.redis.hlen(h.keys(thread).calls)) === 2, 2);
+    await until(
+      async () => (await h.redis.hvals(h.keys(thread).calls)).some((v) => v.includes("Interrupted")),
+      2,
     );
     expect(h.model.requests).toHaveLength(1);
     slow.release();
@@ -207,7 +205,7 @@ describe("⚡ while tools run", () => {
     }).start();
     const thread = h.thread();
     const runId = await h.mention(thread, "wait for the build");
-    await until(async () => (await h.redis.hlen(h.keys(thread).calls)) === 1);
+    await until(async () => (await h.redis.hlen(h.keys(thread).calls)) === 1, 2);
     await h.intake.submit(h.message(thread, "don't wait"));
     await h.runFinished(runId);
     const results = h.model.requests[1]!.messages.filter(

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import { threadId } from "../../src/chat/index.js";
 import type { RunsConfig } from "../../src/runs/index.js";
 import { SpendLedger } from "../../src/runs/spend.js";
+import { until } from "../support/async.js";
 import { REDIS_URL } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
@@ -55,10 +56,6 @@ function startWorkerProcess(
       reject(new Error(`worker process ${phase} exited (${code ?? signal}) before ready:\n${childLogs}`)),
     );
   });
-}
-
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
 const RUNS = 10;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { StreamFn } from "../../src/agent/index.js";
 import { threadId } from "../../src/chat/index.js";
 import { ThreadScripts } from "../../src/runs/thread-scripts.js";
+import { until } from "../support/async.js";
 import { connect } from "../support/redis.js";
 import { gatedTool, RunsHarness } from "./harness.js";
 
@@ -17,10 +18,6 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Polls until `condition` holds (bounded by the test's timeout). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await sleep(10);
-}
-
 /**
  * A worker that took a run and died: it starts the run with the real script (claiming the lease and
  * draining the prompts, as a worker does) and drains what else it is told to, then never heartbeats,
@@ -78,7 +75,7 @@ describe("one active run per thread across two workers", () => {
       return result.kind === "started" ? 1 : 0;
     };
     for (let wave = 0; wave < 6; wave++) {
-      await until(async () => !(await h.isActive(thread)));
+      await until(async () => !(await h.isActive(thread)), 10);
       // Simultaneous messages to an idle thread: exactly one starts a run (on whichever worker takes it).
       const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => submit(`wave ${wave} burst ${i}`)));
       expect(burst.reduce((a, b) => a + b, 0)).toBe(1);
@@ -141,7 +138,7 @@ describe("lease expiry and redelivery after a worker died", () => {
     const queued = h.message(thread, "second");
     expect(await h.intake.submit(queued)).toMatchObject({ kind: "queued", runId: deadRun });
 
-    await until(async () => !(await h.isActive(thread))); // nobody heartbeats: the lease runs out
+    await until(async () => !(await h.isActive(thread)), 10); // nobody heartbeats: the lease runs out
     const third = await h.intake.submit(h.message(thread, "third", { mentionsBot: true }));
     expect(third.kind).toBe("started");
     const liveRun = (third as { runId: string }).runId;
@@ -196,7 +193,7 @@ describe("lease expiry and redelivery after a worker died", () => {
       expect(dead.drained).toHaveLength(2);
       const keys = h.keys(thread);
       expect(await h.redis.llen(keys.inflight)).toBe(2);
-      if (expire) await until(async () => !(await h.isActive(thread)));
+      if (expire) await until(async () => !(await h.isActive(thread)), 10);
 
       await h.addWorker(); // the job runs again (as after BullMQ's stalled-job retry)
       await h.runFinished(runId);

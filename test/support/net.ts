@@ -13,11 +13,5 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** A promise the test resolves later. */
-export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
+/** Moved to `./async.js`; re-exported for the test files that still import it from here. */
+export { gate } from "./async.js";
