@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import {
   type ApprovalDecision,
+  type ApprovalForm,
   type ButtonReply,
   type ChatInbound,
   type ChatUser,
@@ -113,7 +114,8 @@ export class PlaygroundActions {
 
   /**
    * Clicks an approval card's button; resolves with what only the clicker is told. A denial may carry a
-   * `reason` (the playground's "Deny with reason…" form), which the model reads.
+   * `reason` (the playground's "Deny with reason…" form), which the model reads; an approval may carry
+   * `editedArguments` (the "Edit and approve…" form; an invalid edit answers `{ kind: "invalid" }`).
    */
   async click(
     threadId: string,
@@ -121,10 +123,28 @@ export class PlaygroundActions {
     user: ChatUser,
     decision: ApprovalDecision,
     reason?: string,
+    editedArguments?: string,
   ): Promise<ButtonReply> {
     await this.requireThread("button", threadId);
     const thread = playgroundThread(threadId);
-    return this.inbound.button({ thread, approvalId, decision, user, ...(reason ? { reason } : {}) });
+    return this.inbound.button({
+      thread,
+      approvalId,
+      decision,
+      user,
+      ...(reason ? { reason } : {}),
+      ...(editedArguments !== undefined && decision === "approve" ? { editedArguments } : {}),
+    });
+  }
+
+  /**
+   * What the "Edit and approve…" form starts with (the tool and its arguments as JSON), or the private
+   * notice when `user` may not decide; decides nothing (the submission is checked again by {@link click}).
+   */
+  async approvalForm(threadId: string, approvalId: string, user: ChatUser): Promise<ApprovalForm> {
+    await this.requireThread("button", threadId);
+    if (!this.inbound.approvalForm) return { kind: "notice", text: "This approval can't be changed here." };
+    return this.inbound.approvalForm(playgroundThread(threadId), approvalId, user);
   }
 
   /**

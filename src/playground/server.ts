@@ -73,6 +73,8 @@ const bodies = {
     user,
     decision: z.enum(APPROVAL_DECISIONS),
     reason: z.string().max(500).optional(),
+    // Edit and approve: the approver's arguments as typed (JSON text; validated by the gateway).
+    editedArguments: z.string().max(20_000).optional(),
   }),
 };
 
@@ -228,8 +230,19 @@ function createRouter(options: PlaygroundServerOptions, hosts: HostAllowlist) {
       /^\/api\/threads\/([^/]+)\/approvals\/([^/]+)$/,
       async (req, [threadId, approvalId]) => {
         const body = bodies.button.parse(await readJson(req));
-        const { decision, reason } = body;
-        return { reply: await actions.click(threadId!, approvalId!, toUser(body.user), decision, reason) };
+        const { decision, reason, editedArguments } = body;
+        const user = toUser(body.user);
+        return {
+          reply: await actions.click(threadId!, approvalId!, user, decision, reason, editedArguments),
+        };
+      },
+    ],
+    [
+      "POST",
+      /^\/api\/threads\/([^/]+)\/approvals\/([^/]+)\/form$/,
+      async (req, [threadId, approvalId]) => {
+        const body = bodies.user.parse(await readJson(req));
+        return { form: await actions.approvalForm(threadId!, approvalId!, toUser(body.user)) };
       },
     ],
   ];

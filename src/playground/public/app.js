@@ -299,6 +299,8 @@ function onMessagesClick(event) {
     });
   } else if (button.dataset.denyReason !== undefined) {
     askDenyReason(button, `${threadPath}/approvals/${encodeURIComponent(button.dataset.approval)}`);
+  } else if (button.dataset.editApproval !== undefined) {
+    askEditedArguments(button, `${threadPath}/approvals/${encodeURIComponent(button.dataset.approval)}`);
   } else if (button.dataset.edit !== undefined) {
     startEdit(element, message, `${threadPath}/messages/${encodeURIComponent(message.id)}`);
   } else if (button.dataset.delete !== undefined && confirm("Delete this message?")) {
@@ -323,6 +325,38 @@ function askDenyReason(button, path) {
       const { reply } = await api("POST", path, { user: state.me, decision: "deny", reason: input.value });
       if (reply.kind === "notice") toast(reply.text);
     });
+}
+
+// Edit and approve: the call's arguments as JSON in place of the buttons; the gateway validates them against
+// the tool's schema, and an invalid edit is shown here (the card stays pending) until a valid one runs.
+function askEditedArguments(button, path) {
+  const row = button.closest(".card-buttons");
+  attempt(async () => {
+    const { form: opened } = await api("POST", `${path}/form`, { user: state.me });
+    if (opened.kind === "notice") {
+      toast(opened.text);
+      return;
+    }
+    const form = document.createElement("div");
+    form.className = "edit-box edit-approval";
+    form.innerHTML =
+      '<textarea rows="6" maxlength="20000" aria-label="Arguments (JSON)" spellcheck="false"></textarea><p class="form-error" role="alert" hidden></p><div><button type="button" class="approve">Approve with these arguments</button><button type="button" class="link">Cancel</button></div>';
+    row.replaceWith(form);
+    const input = form.querySelector("textarea");
+    const error = form.querySelector(".form-error");
+    input.value = opened.argumentsJson;
+    input.focus();
+    const [approve, cancel] = form.querySelectorAll("button");
+    cancel.onclick = () => form.replaceWith(row);
+    approve.onclick = () =>
+      attempt(async () => {
+        const body = { user: state.me, decision: "approve", editedArguments: input.value };
+        const { reply } = await api("POST", path, body);
+        error.hidden = reply.kind !== "invalid";
+        if (reply.kind === "invalid") error.textContent = reply.text;
+        else if (reply.kind === "notice") toast(reply.text);
+      });
+  });
 }
 
 function startEdit(element, message, path) {

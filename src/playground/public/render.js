@@ -80,6 +80,7 @@ function cardHtml(card) {
         <button type="button" class="approve" data-approval="${id}" data-decision="approve">Approve</button>
         <button type="button" class="deny" data-approval="${id}" data-decision="deny">Deny</button>
         <button type="button" class="link" data-approval="${id}" data-deny-reason>Deny with reason…</button>
+        <button type="button" class="link" data-approval="${id}" data-edit-approval>Edit and approve…</button>
         <button type="button" class="always" data-approval="${id}" data-decision="always">Always allow ${tool} for ${escapeHtml(requesterOf(card))} in this thread</button>
       </div>`;
       // The wider grant sits on its own row, styled as secondary (the runs layer accepts it from approvers only).
@@ -94,6 +95,9 @@ function cardHtml(card) {
     case "approved": {
       const whom = (s.scope ?? "requester") === "thread" ? "everyone" : escapeHtml(requesterOf(card));
       html += `<p class="card-decision">✅ ${s.always ? `Always allowed ${tool} for ${whom} in this thread` : "Approved"} by ${by(s.by)} · ${clock(s.at)}</p>`;
+      // Edit and approve: what the approver changed, one "field: before → after" line each.
+      if (s.changes?.length)
+        html += `<p class="card-meta">✏️ Edited before approval:</p><ul class="card-changes">${s.changes.map((change) => `<li><code>${escapeHtml(change)}</code></li>`).join("")}</ul>`;
       break;
     }
     case "denied":
