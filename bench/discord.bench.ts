@@ -84,7 +84,8 @@ async function main(): Promise<void> {
   const lengths = new Map<string, number>();
   const modelAt = new Map<string, number>();
   openai.handler = (request) => {
-    const body = request.body as { messages?: { role: string; content: unknown }[] };
+    // The probe asks GET /models (no body) first.
+    const body = (request.body ?? {}) as { messages?: { role: string; content: unknown }[] };
     const first = JSON.stringify(body.messages?.find((message) => message.role === "user")?.content ?? "");
     const tag = /\[(b\d+)\]/.exec(first)?.[1] ?? "";
     if (!modelAt.has(tag)) modelAt.set(tag, performance.now());
