@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ThreadRef } from "../../src/chat/index.js";
 import { FakeSlackServer } from "../fakes/slack-server.js";
-import { REDIS_URL } from "../support/redis.js";
+import { redisEnv } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
 /**
@@ -39,7 +39,7 @@ function startWorkerProcess(prefix: string, phase: string, server: FakeSlackServ
     cwd: ROOT,
     env: {
       ...process.env,
-      REDIS_URL,
+      ...redisEnv(),
       TL_PREFIX: prefix,
       TL_PHASE: phase,
       SLACK_API_URL: server.apiUrl,
