@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { REACTION_ROLE_NAMES, REACTION_ROLES, type ReactionRoleName } from "../chat/index.js";
+import type { AnyToolDefinition, BuiltinToolsOptions, McpServerConfig } from "../tools/index.js";
 import {
   approvalNeedSchema,
   approvalPolicySchema,
@@ -7,7 +8,7 @@ import {
   isToolDefinition,
   TOOL_NAME_PATTERN,
 } from "../tools/index.js";
-import type { ThreadlineConfig } from "./config-module.js";
+import type { SystemPromptContext, ThreadlineConfig } from "./config-module.js";
 
 const text = (example: string) =>
   z
@@ -49,8 +50,6 @@ const textRecord = (example: string) =>
   z.record(z.string(), z.string({ error: "must be text" }), {
     error: `must be an object of texts, for example ${example}`,
   });
-const fn = (what: string) =>
-  z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", { error: what });
 
 const queueMode = oneOf(["one-at-a-time", "all"]);
 /** One optional emoji name per role of the reaction table, its default as the example. */
@@ -58,7 +57,7 @@ const reactionNamesShape = Object.fromEntries(
   REACTION_ROLE_NAMES.map((role) => [role, text(`"${REACTION_ROLES[role].emoji}"`).optional()]),
 ) as Record<ReactionRoleName, z.ZodOptional<ReturnType<typeof text>>>;
 
-const toolDefinition = z.custom<NonNullable<ThreadlineConfig["tools"]>[number]>(isToolDefinition, {
+const toolDefinition = z.custom<AnyToolDefinition>(isToolDefinition, {
   error: "must be a tool made with defineTool({ name, description, parameters, execute })",
 });
 
@@ -97,25 +96,48 @@ const mcpServer = z
       });
   });
 
+/**
+ * Types a schema by the type its consumer in `src/tools` declares (the built-in tools' options, MCP
+ * servers): the schema checks the value, the tool module owns the type.
+ */
+const typedAs = <T>(schema: z.ZodType) => schema as unknown as z.ZodType<T, T>;
+
 const optionsOrFlag = <T extends z.ZodType>(options: T) =>
   z.union([bool(), options], { error: "must be true, false or an object of settings" });
 
 /** Validates a config module's export; messages say what is expected, with an example. */
 export const configSchema = z.strictObject({
+  /** Replaces the default system prompt; a function is called once per run. */
   systemPrompt: z
-    .union([z.string(), fn("")], { error: 'must be text or a function ({ thread, requester }) => "…"' })
+    .union(
+      [z.string(), z.custom<(ctx: SystemPromptContext) => string>((value) => typeof value === "function")],
+      {
+        error: 'must be text or a function ({ thread, requester }) => "…"',
+      },
+    )
     .optional(),
+  /** Model settings that code expresses better than environment variables. */
   model: z
     .strictObject({
+      /** Model name. Default: `OPENAI_MODEL`. */
       id: text('"gpt-4o-mini"').optional(),
+      /** Input window in tokens. Default: `OPENAI_CONTEXT_WINDOW`, else known per model, else 16 384. */
       contextWindow: wholeNumber("128000").optional(),
+      /** Output limit sent with every request (and kept free in the window). Default: a quarter of the window, at most 16 384. */
       maxOutputTokens: wholeNumber("4096").optional(),
+      /** Time allowed until response headers arrive, per attempt (ms). Default `OPENAI_HEADER_TIMEOUT_MS` (120 000). */
       headerTimeoutMs: wholeNumber("120000").optional(),
+      /** Abandon an answer after this long without any bytes (ms; 0 = off). Default `OPENAI_IDLE_TIMEOUT_MS` (120 000). */
       idleTimeoutMs: z.number().int().min(0, { error: "must be 0 (off) or more" }).optional(),
+      /** Cut an answer at this many characters. Default `OPENAI_MAX_OUTPUT_CHARS` (200 000). */
       maxOutputChars: wholeNumber("200000").optional(),
+      /** `<think>…</think>` at the start of an answer: `"thinking"` or `"text"`. Default `OPENAI_THINK_TAGS` (thinking). */
       thinkTags: oneOf(["thinking", "text"]).optional(),
+      /** Sampling temperature. Default: not sent. */
       temperature: number("0.2").min(0, { error: "must be 0 or more" }).optional(),
+      /** Reasoning effort for reasoning models. Default: not sent. */
       reasoning: oneOf(["minimal", "low", "medium", "high", "xhigh", "max"]).optional(),
+      /** Prices per million tokens, for the run footer's cost. */
       prices: z
         .strictObject({
           input: number("0.15").optional(),
@@ -123,12 +145,15 @@ export const configSchema = z.strictObject({
           cacheRead: number("0.075").optional(),
         })
         .optional(),
+      /** Extra HTTP headers on every model request. */
       headers: textRecord('{ "x-team": "ops" }').optional(),
     })
     .optional(),
+  /** Your tools, made with `defineTool`. */
   tools: z.array(toolDefinition, { error: "must be a list of tools made with defineTool(…)" }).optional(),
-  builtinTools: z
-    .strictObject({
+  /** Built-in tools: `fetchUrl` and `files` are on, `shell` is off unless enabled here. */
+  builtinTools: typedAs<BuiltinToolsOptions>(
+    z.strictObject({
       fetchUrl: optionsOrFlag(
         z.strictObject({
           allowHosts: textList('["wiki.internal"]').optional(),
@@ -164,14 +189,15 @@ export const configSchema = z.strictObject({
           interruptible: z.boolean({ error: "must be true or false" }).optional(),
         }),
       ).optional(),
-    })
-    .optional(),
+    }),
+  ).optional(),
+  /** MCP servers by name; their tools are called `<name>__<tool>` and need approval unless configured. */
   mcpServers: z
     .record(
       z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, {
         error: 'names must be 1–30 letters, digits, "_" or "-", for example github',
       }),
-      mcpServer,
+      typedAs<McpServerConfig>(mcpServer),
       {
         error: (issue) =>
           issue.code === "invalid_key"
@@ -180,33 +206,54 @@ export const configSchema = z.strictObject({
       },
     )
     .optional(),
+  /** Approval policy by tool name (built-in, yours, or `<server>__<tool>`); wins over the tool's own. */
   approvals: z
     .record(z.string().regex(TOOL_NAME_PATTERN, { error: "must be a tool name" }), approvalPolicySchema, {
       error: 'must be an object of tool names to policies, for example { shell: "ask", fetch_url: "never" }',
     })
     .optional(),
+  /** User ids that may approve tools and stop runs in every thread (besides the run's requester). */
   approvers: textList('["U012ABCDEF"]').optional(),
+  /** How long an approval card waits before it counts as denied. Default 10 minutes. */
   approvalTimeoutMs: wholeNumber("600000").optional(),
+  /** After this long without a decision the requester is mentioned once in the thread. Default 2 minutes; 0 = never. */
   approvalReminderMs: offOrCount("120000").optional(),
+  /** Only these users / channels (platform ids) may start runs or talk to a run. Default: everyone. */
   allow: z
     .strictObject({
       users: textList('["U012ABCDEF"]').optional(),
       channels: textList('["C012ABCDEF"]').optional(),
     })
     .optional(),
+  /** Emoji names of the reaction vocabulary. */
   reactions: z.strictObject(reactionNamesShape).optional(),
+  /** Where a reply to a busy agent goes by default. Default `"steer"`. */
   defaultDisposition: oneOf(["steer", "followUp"]).optional(),
+  /**
+   * A reply to a busy agent that starts with this text is an **interrupt** (⚡): delivered now, cutting the
+   * model's streaming answer. The prefix is removed from what the model reads. Default `"!!"`; `""` turns it off.
+   */
   interruptPrefix: z.string({ error: 'must be text, for example "!!" (or "" to turn it off)' }).optional(),
+  /** How many queued steering / follow-up messages reach the agent at once. Default `"one-at-a-time"`. */
   steeringMode: queueMode.optional(),
+  /** How many queued follow-up messages reach the agent at once. Default `"one-at-a-time"`. */
   followUpMode: queueMode.optional(),
+  /** Require a mention to start a run from a reply in an idle thread. Default false. */
   requireMentionWhenIdle: bool().optional(),
+  /**
+   * Replies that stop the active run when they are the whole message (any case, punctuation ignored, so
+   * "Stop!" and "stop." count; a longer sentence that contains "stop" never does). Replaces the default
+   * list: `stop`, `please stop`, `stop please`, `stop now`, `stop it`.
+   */
   stopWords: z
     .array(z.string().trim().min(1, "a stop word must not be empty"), {
       error: 'must be a list of words, for example ["stop", "halt"]',
     })
     .min(1, 'must name at least one word, for example ["stop"]')
     .optional(),
+  /** Queued messages per thread before new ones are refused. Default 20. */
   queueCap: wholeNumber("20").optional(),
+  /** Limits of one run. */
   budgets: z
     .strictObject({
       maxTurns: wholeNumber("50").optional(),
@@ -214,6 +261,11 @@ export const configSchema = z.strictObject({
       maxTokens: wholeNumber("200000").optional(),
     })
     .optional(),
+  /**
+   * Prices per model id in USD per million tokens, for the footer's cost, `/metrics` and the money caps.
+   * A key also prices dated and routed variants (`gpt-4o` → `gpt-4o-2024-08-06`, `openai/gpt-4o`); these
+   * win over the small built-in table, and a cost the provider reports (OpenRouter) wins over both.
+   */
   prices: z
     .record(
       z.string(),
@@ -229,6 +281,11 @@ export const configSchema = z.strictObject({
       },
     )
     .optional(),
+  /**
+   * Daily budgets (UTC days) in tokens and/or US dollars, per thread, per user (the run's requester), per
+   * channel and per workspace / Discord server, held across all workers. A run that reaches one finishes
+   * its current step and stops with a message naming the budget and when it resets. Default: none.
+   */
   spendCaps: z
     .strictObject({
       thread: spendCap.optional(),
@@ -237,21 +294,43 @@ export const configSchema = z.strictObject({
       workspace: spendCap.optional(),
     })
     .optional(),
+  /**
+   * Runaway-loop guards of one run, each soft then hard: the first call past a limit gets an error result
+   * the model reads, a further one stops the run. 0 turns a limit off.
+   */
   loopGuard: z
     .strictObject({
+      /** Calls of one tool with the same arguments per run; the Nth is refused. Default 3. */
       maxRepeats: offOrCount("3").optional(),
+      /** Tool calls in one model response. Default 20. */
       maxToolCallsPerTurn: offOrCount("20").optional(),
+      /** Tool calls in one run. Default 100. */
       maxToolCallsPerRun: offOrCount("100").optional(),
     })
     .optional(),
+  /** Show the run footer (turns, tool calls, tokens, cost). Default true. */
   footer: bool().optional(),
+  /**
+   * Characters of text one tool result may carry into the transcript; a longer one keeps its start and
+   * end, and the model is told what was cut. Default `TOOL_RESULT_MAX_CHARS` or 32 000 (at least 1 000).
+   */
   toolResultMaxChars: wholeNumber("32000")
     .min(1_000, { error: "must be at least 1000, for example 32000" })
     .optional(),
+  /** Chat messages the bot posts for one run before it cuts the answer off. Default `REPLY_MAX_MESSAGES` or 20. */
   replyMaxMessages: wholeNumber("20").min(2, { error: "must be at least 2, for example 20" }).optional(),
+  /** Characters of answer text the bot posts for one run before it cuts it off. Default `REPLY_MAX_CHARS` or 40 000. */
   replyMaxChars: wholeNumber("40000").optional(),
+  /** Root of the per-thread workspace directories. Default `THREADLINE_WORKSPACE_DIR` or `.threadline/workspaces`. */
   workspaceDir: text('"/var/lib/threadline/workspaces"').optional(),
-  context: z.strictObject({ summarize: bool().optional() }).optional(),
+  /** How long threads are kept inside the model's context window. */
+  context: z
+    .strictObject({
+      /** Summarize the oldest turns with one model call when a thread outgrows the window. Default true. */
+      summarize: bool().optional(),
+    })
+    .optional(),
+  /** Slack-only settings. */
   slack: z
     .strictObject({
       // "Use this method to set up to four suggested prompts" (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
@@ -268,6 +347,7 @@ export const configSchema = z.strictObject({
         )
         .max(4, { error: "Slack shows at most 4 suggested prompts" })
         .optional(),
+      /** The heading above them. Default "Try asking". */
       suggestedPromptsTitle: text('"Try asking"').optional(),
     })
     .optional(),

@@ -44,7 +44,7 @@ export type ApprovalFunction<TArgs = Record<string, unknown>> = (
  * module, the built-ins' options, MCP servers): a static answer or a function of the call. Default `"never"`
  * (MCP tools: `"ask"`).
  */
-export const approvalPolicySchema: z.ZodType<ApprovalPolicy> = z.union(
+export const approvalPolicySchema: z.ZodType<ApprovalPolicy, ApprovalPolicy> = z.union(
   [
     approvalNeedSchema,
     z.custom<ApprovalFunction>((value) => typeof value === "function", { error: "must be a function" }),
