@@ -14,6 +14,7 @@ import { startWorkerProcess, type WorkerProcess } from "../../src/app/worker.js"
 import { parseEnv } from "../../src/config/index.js";
 import type { RunTool } from "../../src/runs/index.js";
 import { FakeOpenAIServer, textReply, toolCallReply } from "../fakes/openai-server.js";
+import { deferred } from "../support/async.js";
 import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
 import { seriousViolations } from "./axe.js";
 import { freePort } from "./helpers.js";
@@ -24,14 +25,6 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOT = "/tmp/playground.png";
 const APPROVAL_SCREENSHOT = "/tmp/playground-approval.png";
 const FINAL_ANSWER = "Deployed to **production**. Paris is sunny; Berlin is cloudy.";
-
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
 
 /** Chromium with a fresh profile; a start failure fails the test with what to do about it. */
 async function launchChromium(profile: string): Promise<BrowserContext> {

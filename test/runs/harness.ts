@@ -17,20 +17,12 @@ import {
 } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
+import { deferred } from "../support/async.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
 export const alice: ChatUser = { id: "U_ALICE", name: "Alice" };
 export const bob: ChatUser = { id: "U_BOB", name: "Bob" };
 export const carol: ChatUser = { id: "U_CAROL", name: "Carol" };
-
-/** A promise with its resolver, for tools and scripts the test releases step by step. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
 
 /** A tool whose executions the test controls: `started` resolves at each call, `release()` lets it finish. */
 export function gatedTool(name: string, approval: RunTool["approval"] = "never") {

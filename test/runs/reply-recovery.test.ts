@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ThreadRef } from "../../src/chat/index.js";
 import { FakeSlackServer } from "../fakes/slack-server.js";
+import { until } from "../support/async.js";
 import { redisEnv } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
@@ -65,10 +66,6 @@ function kill(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGKILL");
   return exited;
-}
-
-async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
 describe("a worker killed while a tool runs", () => {

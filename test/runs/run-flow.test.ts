@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AssistantMessage, ToolResultMessage } from "../../src/agent/index.js";
 import { DEFAULT_REACTIONS } from "../../src/chat/index.js";
-import { alice, deferred, gatedTool, RunsHarness } from "./harness.js";
+import { deferred } from "../support/async.js";
+import { alice, gatedTool, RunsHarness } from "./harness.js";
 
 let h: RunsHarness;
 afterEach(async () => {

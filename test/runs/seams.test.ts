@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ToolResultMessage } from "../../src/agent/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/runs/index.js";
+import { until } from "../support/async.js";
 import { redisEnv } from "../support/redis.js";
 import { alice, RunsHarness } from "./harness.js";
 
@@ -54,10 +55,6 @@ function kill(proc: ChildProcess): Promise<void> {
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   proc.kill("SIGKILL");
   return exited;
-}
-
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
 const executed = async (tool: string) =>

@@ -190,5 +190,5 @@ export class SlackE2E {
   }
 }
 
+export { gate } from "../support/async.js";
 export { userTexts } from "../support/model-requests.js";
-export { gate } from "../support/net.js";

@@ -12,6 +12,3 @@ export async function freePort(): Promise<number> {
   if (address === null || typeof address === "string") throw new Error("no port");
   return address.port;
 }
-
-/** Moved to `./async.js`; re-exported for the test files that still import it from here. */
-export { gate } from "./async.js";
