@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textReply } from "../fakes/openai-server.js";
+import { CliProcess } from "../support/process.js";
+import { REDIS_URL } from "../support/redis.js";
 import { ALICE, BOB, CAROL, SlackE2E, userTexts } from "./e2e-harness.js";
 
 // The fake Slack runs the default, strict tier of a distributed non-Marketplace app: conversations.replies
@@ -107,5 +109,49 @@ describe("Slack thread history", () => {
       if (logs >= 0) expect(logs, JSON.stringify(texts)).toBeGreaterThan(asked);
     }
     expect(followUp.ts > mention.ts).toBe(true);
+  }, 60_000);
+  // Last: it replaces the harness's gateway with another process.
+  it("a second gateway instance builds the history from what the first one received", async () => {
+    const root = e2e.slack.post({ user: BOB, channel: e2e.channel, text: "Release notes draft is ready." });
+    e2e.reply(root, "Added the migration section.", CAROL);
+    await e2e.until(
+      "the first gateway recorded the thread",
+      async () =>
+        (await e2e.redis.llen(
+          `${e2e.prefix}:{slack:${e2e.slack.config.teamId}:${e2e.channel}:${root.ts}}:slack-seen`,
+        )) >= 2,
+    );
+    // Another gateway process takes over the Socket Mode deliveries; it never saw the thread.
+    const second = await CliProcess.start(
+      "gateway",
+      {
+        SLACK_BOT_TOKEN: e2e.slack.config.botToken,
+        SLACK_APP_TOKEN: e2e.slack.config.appToken,
+        SLACK_SIGNING_SECRET: "",
+        SLACK_API_URL: e2e.slack.apiUrl,
+        DISCORD_TOKEN: "",
+        REDIS_URL,
+        THREADLINE_PREFIX: e2e.prefix,
+        OPENAI_BASE_URL: e2e.openai.baseURL,
+        OPENAI_API_KEY: "sk-test",
+        OPENAI_MODEL: "fake-model",
+        THREADLINE_TOOLS_MODULE: "test/fakes/slack-tools.ts",
+        LOG_LEVEL: "info",
+      },
+      "gateway receiving events",
+    );
+    try {
+      await e2e.gateway.stop();
+      const calls = repliesCalls().length;
+      const tag = e2e.tag(textReply("Looks good."));
+      e2e.mention(tag, "can you review it?", { threadTs: root.ts });
+      await e2e.waitForRunsEnded(root);
+      const text = userTexts(e2e.requests(tag)[0]).join("\n");
+      expect(text).toContain("Bob: Release notes draft is ready.");
+      expect(text).toContain("Carol: Added the migration section.");
+      expect(repliesCalls()).toHaveLength(calls);
+    } finally {
+      await second.stop();
+    }
   }, 60_000);
 });
