@@ -1,22 +1,35 @@
 /**
  * What tracing costs per turn: CPU time of a worker process (gateway Intake + one run worker, as the
- * RunsHarness builds them, on the local Redis) per agent turn, tracing off (the API's no-ops) vs on (the SDK
- * exporting every span as OTLP/HTTP JSON to a receiver in this parent process, whose CPU is not counted).
- * One child process interleaves short batches (10 runs) of the modes on / off / off-again, many rounds, the
- * order rotating every round (after warm-up rounds), so drifting machine load and JIT state hit all alike.
- * Each round gives two ratios: on/off (tracing's cost) and again/off (an A/A ratio: the same mode twice,
- * pure noise). The result is the **median** of the per-round on/off ratios — one noisy round (another
- * process taking the CPU) moves a median little, where it skews a sum — read against the A/A median and
- * its spread (25th–75th percentile of the per-round A/A ratios). Each run has 5 turns (4 with an instant
- * tool call, then a text answer) from the OpenAI client against FakeOpenAIServer (in this parent; 20 SSE
- * text chunks a turn). Cost accounting is on in all modes (a price table), so the ratio is tracing's own
- * share. Target: median on/off ≤ 1.02 (2 % CPU per turn). Run by `npm run bench:runs`, or alone:
- * `npx tsx bench/tracing.bench.ts [--rounds 40]`.
+ * RunsHarness builds them, on the local Redis) per agent turn in four modes:
+ *
+ * - `off`: tracing as without `OTEL_EXPORTER_OTLP_ENDPOINT` — no tracer provider, no context manager, no
+ *   propagator registered (the API's no-ops; the AsyncLocalStorage of the context manager disabled, so its
+ *   promise hooks are off too);
+ * - `again`: `off` a second time — the A/A ratio again/off is the noise floor of this machine right now;
+ * - `record`: the SDK as src/app/tracing.ts starts it, spans recorded and batched, but handed to a no-op
+ *   exporter (tracing's cost in this process without the OTLP serialization);
+ * - `on`: the same with the OTLP/HTTP JSON exporter, to a receiver in this parent process (whose CPU is not
+ *   counted): tracing with export.
+ *
+ * One child process interleaves short batches (10 runs) of the modes, many rounds, the order rotating every
+ * round (after warm-up rounds), so drifting machine load and JIT state hit all alike. Each round gives the
+ * ratios on/off, record/off and again/off. The result is the **median** of the per-round ratios — one noisy
+ * round (another process taking the CPU) moves a median little, where it skews a sum — read against the A/A
+ * median and its spread (25th–75th percentile of the per-round A/A ratios). The export's share of tracing's
+ * cost is the median of (on − record) / (on − off) per round. Each run has 5 turns (4 with an instant tool
+ * call, then a text answer) from the OpenAI client against FakeOpenAIServer (in this parent; 20 SSE text
+ * chunks a turn). Cost accounting is on in all modes (a price table), so the ratios are tracing's own share.
+ * Target: median on/off ≤ 1.02 (2 % CPU per turn). Run by `npm run bench:runs`, or alone:
+ * `npx tsx bench/tracing.bench.ts [--rounds 40] [--only on|record|off]`; `--only` runs batches of one mode
+ * only, for a profile of it: `node --cpu-prof --import tsx bench/tracing.bench.ts --only on` (the child's
+ * profile is the larger .cpuprofile).
  */
 import { fork } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { type ProxyTracerProvider, trace } from "@opentelemetry/api";
+import { context, type ProxyTracerProvider, propagation, trace } from "@opentelemetry/api";
+import { ExportResultCode } from "@opentelemetry/core";
+import type { NodeTracerProvider, SpanExporter } from "@opentelemetry/sdk-trace-node";
 import { startTracing } from "../src/app/tracing.js";
 import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../src/llm/index.js";
 import { chunks, FakeOpenAIServer, type FakeReply } from "../test/fakes/openai-server.js";
@@ -24,17 +37,25 @@ import { OtlpReceiver } from "../test/fakes/otlp-receiver.js";
 import { instantTool, RunsHarness } from "../test/runs/harness.js";
 
 const argv = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
+const option = (name: string, fallback: string) => {
   const at = argv.indexOf(name);
-  return at >= 0 ? Number(argv[at + 1]) : fallback;
+  return at >= 0 ? (argv[at + 1] ?? fallback) : fallback;
 };
 const TURNS = 5;
 const BATCH = 10;
 const WARMUP_ROUNDS = 3;
 
-type Mode = "on" | "off" | "again";
+const MODES = ["off", "on", "again", "record"] as const;
+type Mode = (typeof MODES)[number];
 /** CPU µs per turn of each mode, one entry per measured round. */
 type Rounds = Record<Mode, number[]>;
+
+/** Takes the spans and drops them: what recording costs without an export. */
+const NOOP_EXPORTER: SpanExporter = {
+  export: (_spans, done) => done({ code: ExportResultCode.SUCCESS }),
+  shutdown: async () => {},
+  forceFlush: async () => {},
+};
 
 /**
  * The model, served by the parent: 20 text chunks per turn (SSE, as FakeOpenAIServer writes them), a tool call
@@ -52,6 +73,17 @@ function reply(turn: number): FakeReply {
   return { kind: "stream", chunks: [chunks.role(), ...text, ...tail, chunks.usage(500, 40)] };
 }
 
+/** Unregisters tracer provider, context manager (its AsyncLocalStorage disabled) and propagator. */
+function tracingOff(): void {
+  trace.disable();
+  context.disable();
+  propagation.disable();
+}
+
+function registered(): NodeTracerProvider {
+  return (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as NodeTracerProvider;
+}
+
 async function runBatch(h: RunsHarness, from: number): Promise<void> {
   const ids: string[] = [];
   for (let i = from; i < from + BATCH; i++) ids.push(await h.mention(h.thread(`b${i}`), `go ${i}`));
@@ -59,15 +91,24 @@ async function runBatch(h: RunsHarness, from: number): Promise<void> {
 }
 
 /**
- * The measuring child: tracing is started once; each round runs one batch with the tracer provider
- * unregistered (`trace.disable()`: every span is the API's no-op, as without an endpoint) and one with it
- * registered again, in alternating order, and adds up the CPU time of each. The context manager and the
- * propagator stay registered in the "off" batches, so the difference slightly understates tracing's cost
- * (measured separately as within the noise).
+ * The measuring child: both SDKs are started once (one exporting, one recording only); each batch first
+ * unregisters everything, then registers the provider of its mode again (as `NodeTracerProvider.register`
+ * does at startup: provider, a new AsyncLocalStorage context manager, the W3C propagator). The harness is
+ * built with the exporting SDK registered, so the gateway's outbound is wrapped in every mode (it asks
+ * {@link tracingActive} per call when off: a global lookup).
  */
-async function child(endpoint: string, modelUrl: string, rounds: number): Promise<void> {
-  const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, "threadline-bench");
-  const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate();
+async function child(
+  endpoint: string,
+  modelUrl: string,
+  rounds: number,
+  only: Mode | undefined,
+): Promise<void> {
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint };
+  const recording = await startTracing(env, "threadline-bench", { exporter: NOOP_EXPORTER });
+  const recorder = registered();
+  tracingOff();
+  const exporting = await startTracing(env, "threadline-bench");
+  const exporter = registered();
   const h = await new RunsHarness({
     agent: {
       model: openAIModel({ id: "test-model", baseUrl: modelUrl }),
@@ -77,28 +118,27 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
     tools: [instantTool("lookup").tool],
     config: { prices: { "test-model": { input: 1, output: 2 } } },
   }).start();
-  // "again" is a second "off": the A/A ratio again/off is the noise floor of this machine right now.
-  const used: Rounds = { on: [], off: [], again: [] };
+  const used: Rounds = { on: [], off: [], again: [], record: [] };
   let next = 0;
   const batch = async (mode: Mode): Promise<number> => {
-    if (mode === "on") trace.setGlobalTracerProvider(provider);
-    else trace.disable();
+    tracingOff();
+    if (mode === "on") exporter.register();
+    if (mode === "record") recorder.register();
     const before = process.cpuUsage();
     await runBatch(h, next);
     next += BATCH;
-    if (mode === "on") await tracing?.flush();
+    if (mode === "on") await exporting?.flush();
+    if (mode === "record") await recording?.flush();
     const delta = process.cpuUsage(before);
     return (delta.user + delta.system) / (BATCH * TURNS);
   };
-  // Every order of the three modes, so none is always first (after a flush) or last.
-  const orders: Mode[][] = [
-    ["off", "on", "again"],
-    ["on", "again", "off"],
-    ["again", "off", "on"],
-    ["off", "again", "on"],
-    ["on", "off", "again"],
-    ["again", "on", "off"],
-  ];
+  // Each mode at each place of the order (rotations), forwards and backwards, so none always follows another.
+  const orders: Mode[][] = [];
+  for (let i = 0; i < MODES.length; i++) {
+    const rotated = [...MODES.slice(i), ...MODES.slice(0, i)];
+    orders.push(rotated, [...rotated].reverse());
+  }
+  if (only) orders.splice(0, orders.length, [only]);
   try {
     for (let i = 0; i < WARMUP_ROUNDS; i++) for (const mode of orders[i % orders.length]!) await batch(mode);
     for (let i = 0; i < rounds; i++) {
@@ -106,15 +146,23 @@ async function child(endpoint: string, modelUrl: string, rounds: number): Promis
     }
     process.send?.(used);
   } finally {
-    trace.setGlobalTracerProvider(provider);
+    tracingOff();
+    exporter.register();
     await h.close();
-    await tracing?.shutdown();
+    await exporting?.shutdown();
+    await recording?.shutdown();
   }
 }
 
-function measure(endpoint: string, modelUrl: string, rounds: number): Promise<Rounds> {
+function measure(
+  endpoint: string,
+  modelUrl: string,
+  rounds: number,
+  only: Mode | undefined,
+): Promise<Rounds> {
   return new Promise((resolve, reject) => {
-    const proc = fork(fileURLToPath(import.meta.url), ["--child", endpoint, modelUrl, String(rounds)], {
+    const args = ["--child", endpoint, modelUrl, String(rounds), only ?? ""];
+    const proc = fork(fileURLToPath(import.meta.url), args, {
       execArgv: process.execArgv,
     });
     proc.on("message", (message: Rounds) => resolve(message));
@@ -124,10 +172,11 @@ function measure(endpoint: string, modelUrl: string, rounds: number): Promise<Ro
 
 async function main(): Promise<void> {
   if (argv[0] === "--child") {
-    await child(argv[1] ?? "", argv[2] ?? "", Number(argv[3]));
+    await child(argv[1] ?? "", argv[2] ?? "", Number(argv[3]), asMode(argv[4]));
     process.exit(0);
   }
-  const rounds = option("--rounds", 40);
+  const rounds = Number(option("--rounds", "40"));
+  const only = asMode(option("--only", ""));
   const receiver = new OtlpReceiver();
   const endpoint = await receiver.start();
   const model = await FakeOpenAIServer.start();
@@ -139,16 +188,13 @@ async function main(): Promise<void> {
   const modelUrl = model.baseURL;
   let result: Rounds;
   try {
-    result = await measure(endpoint, modelUrl, rounds);
+    result = await measure(endpoint, modelUrl, rounds, only);
   } finally {
     await receiver.close();
     await model.close();
   }
   const names = new Map<string, number>();
   for (const span of receiver.spans) names.set(span.name, (names.get(span.name) ?? 0) + 1);
-  const onOff = result.on.map((on, i) => on / result.off[i]!);
-  const aa = result.again.map((again, i) => again / result.off[i]!);
-  const ratio = quantile(onOff, 0.5);
   const fmt = (n: number) => n.toFixed(3);
   const ms = (values: number[]) => `${(quantile(values, 0.5) / 1000).toFixed(3)} ms`;
   console.log(
@@ -156,18 +202,33 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(" ")}; ${receiver.spans.length} spans received)`,
   );
-  console.log(
-    `CPU per turn (median of rounds): off ${ms(result.off)}, off again ${ms(result.again)}, on ${ms(result.on)}`,
-  );
-  console.log(
-    `A/A again/off: median ${fmt(quantile(aa, 0.5))}, spread p25–p75 ${fmt(quantile(aa, 0.25))}–${fmt(quantile(aa, 0.75))}`,
-  );
-  console.log(
-    `on/off:        median ${fmt(ratio)}, spread p25–p75 ${fmt(quantile(onOff, 0.25))}–${fmt(quantile(onOff, 0.75))}`,
-  );
   console.log(`spans by name: ${[...names].map(([name, n]) => `${name} ${n}`).join(", ")}`);
+  if (only) {
+    console.log(`CPU per turn, ${only} only (median of rounds): ${ms(result[only])}`);
+    process.exit(0);
+  }
+  const per = (mode: Mode) => result[mode].map((value, i) => value / result.off[i]!);
+  const spread = (values: number[]) =>
+    `median ${fmt(quantile(values, 0.5))}, spread p25–p75 ${fmt(quantile(values, 0.25))}–${fmt(quantile(values, 0.75))}`;
+  const onOff = per("on");
+  const ratio = quantile(onOff, 0.5);
+  const exportShare = result.on.map((on, i) => (on - result.record[i]!) / (on - result.off[i]!));
+  console.log(
+    `CPU per turn (median of rounds): off ${ms(result.off)}, off again ${ms(result.again)}, ` +
+      `tracing without export ${ms(result.record)}, tracing with export ${ms(result.on)}`,
+  );
+  console.log(`A/A again/off:                         ${spread(per("again"))}`);
+  console.log(`tracing without export (record/off):   ${spread(per("record"))}`);
+  console.log(`tracing with export (on/off):          ${spread(onOff)}`);
+  console.log(
+    `export's share of tracing's cost ((on − record) / (on − off), median of rounds): ${fmt(quantile(exportShare, 0.5))}`,
+  );
   console.log(`target median on/off ≤ 1.02: ${ratio <= 1.02 ? "PASS" : "FAIL"} (${fmt(ratio)})`);
   process.exit(0);
+}
+
+function asMode(value: string | undefined): Mode | undefined {
+  return MODES.find((mode) => mode === value);
 }
 
 /** The `q` quantile of `values` (linear between the two nearest ranks). */

@@ -4,12 +4,23 @@
  * nothing of them is loaded and every span in src/runs is the `@opentelemetry/api` no-op.
  */
 
+import type { SpanExporter } from "@opentelemetry/sdk-trace-node";
+
 /** A started SDK. */
 export interface Tracing {
   /** Exports the spans ended so far. Never rejects. */
   flush(): Promise<void>;
   /** Exports the spans still buffered, then stops the SDK. Never rejects (an unreachable collector is logged by the SDK). */
   shutdown(): Promise<void>;
+}
+
+/** What {@link startTracing} may be given besides the environment. */
+export interface TracingOptions {
+  /**
+   * Where the batched spans go instead of the OTLP/HTTP exporter (default: that exporter, at the endpoint of
+   * `env`). For benchmarks and tests: a no-op exporter measures recording spans without their export.
+   */
+  exporter?: SpanExporter;
 }
 
 /** The environment this reads (process.env satisfies it). */
@@ -34,7 +45,11 @@ function tracesUrl(env: TracingEnv): string {
  * `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` say otherwise. Returns `undefined` (and loads nothing)
  * when no endpoint is set. Call once per process, before any run starts.
  */
-export async function startTracing(env: TracingEnv, serviceName: string): Promise<Tracing | undefined> {
+export async function startTracing(
+  env: TracingEnv,
+  serviceName: string,
+  options: TracingOptions = {},
+): Promise<Tracing | undefined> {
   if (!tracingConfigured(env)) return undefined;
   const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
@@ -47,7 +62,9 @@ export async function startTracing(env: TracingEnv, serviceName: string): Promis
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const provider = new NodeTracerProvider({
     resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(env) }))],
+    spanProcessors: [
+      new BatchSpanProcessor(options.exporter ?? new OTLPTraceExporter({ url: tracesUrl(env) })),
+    ],
   });
   provider.register();
   return {
