@@ -166,3 +166,21 @@ describe("architecture", () => {
     expect(importsOf(sample)).toContain("./tool-calls.js");
   });
 });
+
+describe("tests reach the suites' Redis, one server or a cluster", () => {
+  const TEST = resolve(import.meta.dirname);
+
+  it("child processes get their Redis from redisEnv(), never a bare REDIS_URL", () => {
+    // `npm run test:cluster` runs these suites against a Redis Cluster: a child handed REDIS_URL would talk to
+    // one server beside it (or refuse REDIS_URL and REDIS_CLUSTER_NODES together). Suites with a private
+    // Redis of their own pass `REDIS_URL: <its url>` explicitly, which this allows; doctor's checks of one
+    // server stay on one server.
+    const shorthand = /(?:^|[{,]\s*)REDIS_URL\s*[,}]/m;
+    const singleServerOnly = [join("support", "redis.ts"), join("app", "doctor.test.ts")];
+    const offenders = sourceFiles(TEST)
+      .filter((file) => !singleServerOnly.some((allowed) => file.endsWith(allowed)))
+      .filter((file) => shorthand.test(readFileSync(file, "utf8")))
+      .map((file) => relative(TEST, file));
+    expect(offenders).toEqual([]);
+  });
+});

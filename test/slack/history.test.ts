@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textReply } from "../fakes/openai-server.js";
 import { CliProcess } from "../support/process.js";
-import { REDIS_URL } from "../support/redis.js";
+import { redisEnv } from "../support/redis.js";
 import { ALICE, BOB, CAROL, SlackE2E, userTexts } from "./e2e-harness.js";
 
 // The fake Slack runs the default, strict tier of a distributed non-Marketplace app: conversations.replies
@@ -130,7 +130,7 @@ describe("Slack thread history", () => {
         SLACK_SIGNING_SECRET: "",
         SLACK_API_URL: e2e.slack.apiUrl,
         DISCORD_TOKEN: "",
-        REDIS_URL,
+        ...redisEnv(),
         THREADLINE_PREFIX: e2e.prefix,
         OPENAI_BASE_URL: e2e.openai.baseURL,
         OPENAI_API_KEY: "sk-test",
