@@ -156,11 +156,24 @@ export async function openApprovalForm(
     channel: thread.channel,
     thread: thread.thread,
   };
-  await deps.api.client.views.open({
-    trigger_id: click.triggerId,
-    view: approvalModal(meta, form.toolName, form.argumentsJson) as never,
-  });
+  try {
+    await deps.api.client.views.open({
+      trigger_id: click.triggerId,
+      view: approvalModal(meta, form.toolName, form.argumentsJson) as never,
+    });
+  } catch (err) {
+    // The click's trigger is valid for 3 s only; a slow answer (or a refused view) leaves nothing open.
+    await deps.outbound.notify(thread, userId, FORM_NOT_OPENED);
+    throw err;
+  }
 }
+
+/** What the clicker is told when Slack did not open the form. */
+export const FORM_NOT_OPENED = "The form could not be opened in time; please click the button again.";
+
+/** What a submission whose metadata is not ours (forged, or from another workspace) is answered in the modal. */
+export const FORM_NOT_VALID =
+  "This form is no longer valid: close it and use the buttons on the approval card.";
 
 /**
  * Handles a deny/edit modal's `view_submission`: the approval and thread come from `private_metadata` and
@@ -177,8 +190,14 @@ export async function submitApprovalForm(
   const meta = parseFormMetadata(body.view?.private_metadata);
   const userId = body.user?.id;
   const team = body.team?.id ?? "";
-  if (!meta || !userId || meta.team !== team) return undefined;
-  if (!placeAllowed(team, meta.channel, isDirectChannel(meta.channel), deps.access)) return undefined;
+  if (!userId) return undefined;
+  if (
+    !meta ||
+    meta.team !== team ||
+    !placeAllowed(team, meta.channel, isDirectChannel(meta.channel), deps.access)
+  ) {
+    return inputError(FORM_NOT_VALID);
+  }
   const thread: ThreadRef = {
     platform: "slack",
     workspace: team,

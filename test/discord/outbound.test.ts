@@ -139,7 +139,13 @@ describe("DiscordOutbound (REST against the fake Discord)", () => {
     });
     const rows = fake.state.messages.get(posted.id)!.components as { components: { label: string }[] }[];
     expect(rows.map((row) => row.components.map((button) => button.label))).toEqual([
-      ["Approve", "Deny", expect.stringMatching(/^Always allow deploy_t+… for Alice l+… in this thread$/)],
+      [
+        "Approve",
+        "Deny",
+        expect.stringMatching(/^Always allow deploy_t+… for Alice l+… in this thread$/),
+        "Edit and approve…",
+        "Deny with reason…",
+      ],
       [expect.stringMatching(/^Always allow deploy_t+… for everyone here \(approvers\)$/)],
     ]);
   });

@@ -352,6 +352,39 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
     });
   });
 
+  it("a forged or outdated submission decides nothing: unreadable metadata is refused in the modal, another thread's approval is not found", async () => {
+    const tag = e2e.tag(deploy("m5"), textReply("Not deployed."));
+    const mention = e2e.mention(tag, "deploy the api");
+    const pending = await card(mention);
+    expect((await record(mention, pending)).status).toBe("pending");
+    const before = openedViews(e2e.slack.store).length;
+    await e2e.slack.click(ALICE, pending, "threadline:reason:").ack;
+    const shown = await viewFor(ALICE, before);
+    const genuine = JSON.parse(String(shown.view.private_metadata)) as Record<string, string>;
+    // A payload whose private_metadata was tampered with (Slack returns what the app set; this one is not ours).
+    shown.view.private_metadata = "{not json";
+    const garbage = e2e.slack.submitView(shown.id, { [INPUT]: { value: "x" } });
+    await garbage.ack;
+    expect(garbage.response).toEqual({
+      response_action: "errors",
+      errors: { [INPUT]: "This form is no longer valid: close it and use the buttons on the approval card." },
+    });
+    // The right approval id, but another thread: that thread's records know nothing of it.
+    shown.view.private_metadata = JSON.stringify({ ...genuine, thread: `${mention.ts}9` });
+    await e2e.slack.submitView(shown.id, { [INPUT]: { value: "forged" } }).ack;
+    const notice = await e2e.slack.store.waitFor("a notice to Alice", () =>
+      e2e.slack.store.ephemerals.find(
+        (entry) => entry.user === ALICE && entry.text.includes("no longer pending"),
+      ),
+    );
+    expect(notice.text).toBe("This approval is no longer pending.");
+    expect(pending.edits).toBe(0);
+    expect((await record(mention, pending)).status).toBe("pending");
+    e2e.slack.click(ALICE, pending, "threadline:deny:");
+    await decided(pending, "Denied* by Alice");
+    await e2e.waitForText(mention, "Not deployed.");
+  });
+
   it("the fake refuses a views.open whose trigger_id is over 3 s old", async () => {
     const tag = e2e.tag(deploy("m4"), textReply("Not deployed."));
     const mention = e2e.mention(tag, "deploy the api");
@@ -365,6 +398,12 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
       e2e.slack.callsOf("views.open").some((call) => call.outcome === "expired_trigger_id"),
     );
     expect(openedViews(e2e.slack.store).length).toBe(before);
+    const notice = await e2e.slack.store.waitFor("a notice to Alice", () =>
+      e2e.slack.store.ephemerals.find(
+        (entry) => entry.user === ALICE && entry.text.includes("could not be opened"),
+      ),
+    );
+    expect(notice.text).toBe("The form could not be opened in time; please click the button again.");
     e2e.slack.click(ALICE, pending, "threadline:deny:");
     await decided(pending, "Denied* by Alice");
     // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).

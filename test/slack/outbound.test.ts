@@ -159,6 +159,8 @@ describe("SlackOutbound", () => {
         ["threadline:approve:3-abc", "Approve", "primary"],
         ["threadline:deny:3-abc", "Deny", "danger"],
         ["threadline:always:3-abc", "Always allow deploy for Alice in this thread", undefined],
+        ["threadline:edit:3-abc", "Edit and approve…", undefined],
+        ["threadline:reason:3-abc", "Deny with reason…", undefined],
       ],
       [["threadline:alwaysThread:3-abc", "Always allow deploy for everyone here (approvers)", undefined]],
     ]);
@@ -202,8 +204,10 @@ describe("SlackOutbound", () => {
     const labels = (message.blocks as SlackBlock[])
       .flatMap((block) => block.elements ?? [])
       .map((element) => element.text.text);
-    expect(labels.slice(-2)).toEqual([
+    expect(labels.slice(-4)).toEqual([
       expect.stringMatching(/^Always allow deploy_t+… for Requester r+… in this thread$/),
+      "Edit and approve…",
+      "Deny with reason…",
       expect.stringMatching(/^Always allow deploy_t+… for everyone here \(approvers\)$/),
     ]);
   });
