@@ -404,9 +404,7 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
       ),
     );
     expect(notice.text).toBe("The form could not be opened in time; please click the button again.");
-    e2e.slack.click(ALICE, pending, "threadline:deny:");
-    await decided(pending, "Denied* by Alice");
-    // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).
-    await e2e.waitForText(mention, "Not deployed.");
+    expect(hasButtons(pending)).toBe(true); // nothing was decided
+    await e2e.slack.click(ALICE, pending, "threadline:deny:").ack;
   });
 });
