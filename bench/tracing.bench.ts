@@ -5,10 +5,16 @@
  * - `off`: tracing as without `OTEL_EXPORTER_OTLP_ENDPOINT` — no tracer provider, no context manager, no
  *   propagator registered (the API's no-ops; the AsyncLocalStorage of the context manager disabled, so its
  *   promise hooks are off too);
+ * - `context`: `off`, but the SDK's context manager (AsyncLocalStorage) registered and the batch run inside
+ *   one `context.with`: what context propagation alone costs (Node 20's AsyncLocalStorage runs promise hooks
+ *   on every promise of the process while it is in use), no span made;
  * - `again`: `off` a second time — the A/A ratio again/off is the noise floor of this machine right now;
  * - `record`: the SDK as src/app/tracing.ts starts it, spans recorded and batched, but handed to a no-op
  *   exporter (tracing's cost in this process without the OTLP serialization);
- * - `on`: the same with the OTLP/HTTP JSON exporter, to a receiver in this parent process (whose CPU is not
+ * - `bare`: `record` without a context manager (`register({ contextManager: null })`): the SDK's and
+ *   src/runs/tracing.ts's own cost, as if every context were passed explicitly (spans whose parent comes from
+ *   the active context become roots, so this tree is not the real one; its cost is);
+ * - `on`: `record` with the OTLP/HTTP JSON exporter, to a receiver in this parent process (whose CPU is not
  *   counted): tracing with export.
  *
  * One child process interleaves short batches (10 runs) of the modes, many rounds, the order rotating every
@@ -28,6 +34,7 @@ import { fork } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { context, type ProxyTracerProvider, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { ExportResultCode } from "@opentelemetry/core";
 import type { NodeTracerProvider, SpanExporter } from "@opentelemetry/sdk-trace-node";
 import { startTracing } from "../src/app/tracing.js";
@@ -45,7 +52,7 @@ const TURNS = 5;
 const BATCH = 10;
 const WARMUP_ROUNDS = 3;
 
-const MODES = ["off", "on", "again", "record"] as const;
+const MODES = ["off", "on", "again", "record", "context", "bare"] as const;
 type Mode = (typeof MODES)[number];
 /** CPU µs per turn of each mode, one entry per measured round. */
 type Rounds = Record<Mode, number[]>;
@@ -118,17 +125,20 @@ async function child(
     tools: [instantTool("lookup").tool],
     config: { prices: { "test-model": { input: 1, output: 2 } } },
   }).start();
-  const used: Rounds = { on: [], off: [], again: [], record: [] };
+  const used: Rounds = { on: [], off: [], again: [], record: [], context: [], bare: [] };
   let next = 0;
   const batch = async (mode: Mode): Promise<number> => {
     tracingOff();
     if (mode === "on") exporter.register();
     if (mode === "record") recorder.register();
+    if (mode === "bare") recorder.register({ contextManager: null });
+    if (mode === "context") context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     const before = process.cpuUsage();
-    await runBatch(h, next);
+    if (mode === "context") await context.with(context.active(), () => runBatch(h, next));
+    else await runBatch(h, next);
     next += BATCH;
     if (mode === "on") await exporting?.flush();
-    if (mode === "record") await recording?.flush();
+    if (mode === "record" || mode === "bare") await recording?.flush();
     const delta = process.cpuUsage(before);
     return (delta.user + delta.system) / (BATCH * TURNS);
   };
@@ -215,9 +225,13 @@ async function main(): Promise<void> {
   const exportShare = result.on.map((on, i) => (on - result.record[i]!) / (on - result.off[i]!));
   console.log(
     `CPU per turn (median of rounds): off ${ms(result.off)}, off again ${ms(result.again)}, ` +
-      `tracing without export ${ms(result.record)}, tracing with export ${ms(result.on)}`,
+      `context manager only ${ms(result.context)}, spans without context manager ${ms(result.bare)}, ` +
+      `tracing without export ${ms(result.record)}, ` +
+      `tracing with export ${ms(result.on)}`,
   );
   console.log(`A/A again/off:                         ${spread(per("again"))}`);
+  console.log(`context manager only (context/off):    ${spread(per("context"))}`);
+  console.log(`spans, no context manager (bare/off):  ${spread(per("bare"))}`);
   console.log(`tracing without export (record/off):   ${spread(per("record"))}`);
   console.log(`tracing with export (on/off):          ${spread(onOff)}`);
   console.log(
