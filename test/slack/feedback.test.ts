@@ -45,9 +45,16 @@ describe.each([
     expect(e2e.botMessages(mention).filter((message) => feedbackOf(message))).toHaveLength(1);
     expect(answer).toBe(e2e.botMessages(mention).at(-1));
     expect(answer.text).toContain("42");
-    // Posted and edited: blocks replace the text, so the answer is repeated in a section above the buttons.
-    if (!streaming)
-      expect(answer.blocks?.[0]).toEqual({ type: "section", text: { type: "mrkdwn", text: answer.text } });
+    // Posted and edited: blocks replace the text, so the answer is repeated in a section, the run footer
+    // (kept in `text` for notifications) follows as a context block, and the buttons come last.
+    if (!streaming) {
+      const [body, footer, feedback] = answer.blocks ?? [];
+      const lines = answer.text.split("\n");
+      expect(body).toEqual({ type: "section", text: { type: "mrkdwn", text: lines[0] } });
+      expect(footer).toMatchObject({ type: "context", elements: [{ type: "mrkdwn" }] });
+      expect(JSON.stringify(footer)).toContain("1 turn · 15 tokens");
+      expect(feedback).toBe(feedbackOf(answer));
+    }
     const block = feedbackOf(answer)!;
     expect(block.elements[0]?.type).toBe("feedback_buttons");
     const runId = String(e2e.worker.logs("run finished")[0]?.runId);
