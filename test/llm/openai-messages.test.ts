@@ -5,6 +5,7 @@ import { createConvertToLlm } from "../../src/llm/index.js";
 import {
   convertToOpenAIMessages,
   IMAGE_OMITTED_TEXT,
+  INTERRUPTED_ANSWER_TEXT,
   MISSING_TOOL_RESULT_TEXT,
   TOOL_IMAGES_TEXT,
   toolsToOpenAI,
@@ -145,6 +146,41 @@ describe("convertToOpenAIMessages", () => {
         ],
       },
     ]);
+  });
+
+  it("keeps an interrupted answer's text, marked as cut, without its calls; drops a plain abort", () => {
+    const cut: AssistantMessage = {
+      ...assistant(
+        [
+          { type: "text", text: "Step one is to" },
+          { type: "toolCall", id: "half", name: "t", arguments: { path: "a" } },
+        ],
+        "aborted",
+      ),
+      interrupted: { by: "Bea" },
+    };
+    const messages: Message[] = [
+      { role: "user", content: "Explain it", timestamp: 0 },
+      cut,
+      result("half", "Operation aborted", { isError: true }),
+      { role: "user", content: "Shorter please", timestamp: 0 },
+      assistant([{ type: "text", text: "never shown" }], "aborted"),
+      { role: "user", content: "again", timestamp: 0 },
+    ];
+    expect(convertToOpenAIMessages("", messages, withImages)).toEqual([
+      { role: "user", content: "Explain it" },
+      {
+        role: "assistant",
+        content: `Step one is to\n\n${INTERRUPTED_ANSWER_TEXT.replace("{from}", " from Bea")}`,
+      },
+      { role: "user", content: "Shorter please" },
+      { role: "user", content: "again" },
+    ]);
+    // Cut before any text: nothing of it is sent.
+    const silent = { ...assistant([], "aborted"), interrupted: {} };
+    expect(
+      convertToOpenAIMessages("", [{ role: "user", content: "x", timestamp: 0 }, silent], withImages),
+    ).toEqual([{ role: "user", content: "x" }]);
   });
 
   it("skips failed turns and drops results without a call; synthesizes missing results", () => {

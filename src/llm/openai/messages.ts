@@ -94,6 +94,22 @@ function assistantParam(
   return param;
 }
 
+/**
+ * An answer an interrupt cut short (docs/agent-loop.md, deviation 6), as the model will read it next: the
+ * text it had written (the user saw it in the chat, cut) and a line saying where and why it stopped. Its
+ * tool calls are left out: their arguments may be cut too, and none of them ran (their `Operation aborted`
+ * results are dropped with them). Undefined when it had written no text.
+ */
+function interruptedParam(message: AssistantMessage): ChatCompletionMessageParam | undefined {
+  const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+  if (text.trim() === "") return undefined;
+  const from = message.interrupted?.by ? ` from ${message.interrupted.by}` : "";
+  return { role: "assistant", content: `${text}\n\n${INTERRUPTED_ANSWER_TEXT.replace("{from}", from)}` };
+}
+
+/** The line that ends an interrupted answer in the next request; `{from}` is " from <name>" or empty. */
+export const INTERRUPTED_ANSWER_TEXT = "[This answer was cut off here by a new message{from}.]";
+
 function toolText(message: ToolResultMessage, images: boolean): string {
   const parts: string[] = [];
   for (const block of message.content) {
@@ -108,7 +124,9 @@ function toolText(message: ToolResultMessage, images: boolean): string {
  * Renders an LLM transcript in chat-completions format: the system prompt first (omitted when empty),
  * user messages with text and images, assistant messages with text and `tool_calls` (thinking only
  * with `replayReasoning`), tool results as `tool` messages. Keeps the transcript valid for strict servers:
- * - assistant messages that ended in `error`/`aborted`, or carry neither text nor tool calls, are skipped;
+ * - assistant messages that ended in `error`/`aborted`, or carry neither text nor tool calls, are skipped —
+ *   except an interrupted answer, whose text stays (ending in {@link INTERRUPTED_ANSWER_TEXT}) without its
+ *   tool calls;
  * - a tool result whose call is not in the immediately preceding assistant message is dropped;
  * - a tool call without a result gets a `tool` message saying "No result provided";
  * - images from tool results follow the batch's `tool` messages as one user message (tool messages
@@ -154,6 +172,11 @@ export function convertToOpenAIMessages(
     closeBatch();
     if (message.role === "user") {
       out.push({ role: "user", content: userContent(message, images) });
+      continue;
+    }
+    if (message.interrupted) {
+      const param = interruptedParam(message);
+      if (param) out.push(param);
       continue;
     }
     if (message.stopReason === "error" || message.stopReason === "aborted") continue;
