@@ -45,7 +45,6 @@ function target(
 const ALLOWED_FOLDERS: Record<string, string[]> = {
   agent: [],
   llm: ["agent"],
-  context: ["agent", "llm"],
   tools: ["agent"],
   chat: ["agent"],
   config: ["agent", "llm", "tools", "chat"],
@@ -53,7 +52,7 @@ const ALLOWED_FOLDERS: Record<string, string[]> = {
   slack: ["agent", "chat"],
   discord: ["agent", "chat"],
   playground: ["agent", "chat"],
-  app: ["agent", "llm", "context", "tools", "chat", "config", "runs", "slack", "discord", "playground"],
+  app: ["agent", "llm", "tools", "chat", "config", "runs", "slack", "discord", "playground"],
 };
 
 const files = sourceFiles(SRC);

@@ -4,7 +4,6 @@ import {
   createRedisRestBudget,
   type DiscordPlatformOptions,
 } from "../discord/index.js";
-import { discordRestBudgetPrefix } from "../runs/index.js";
 import type { PlatformDeps } from "./platforms.js";
 
 /**
@@ -17,7 +16,7 @@ export function discordPlatform({ env, redis, log }: PlatformDeps): ChatPlatform
     token: env.DISCORD_TOKEN,
     budget: createRedisRestBudget({
       redis,
-      keyPrefix: discordRestBudgetPrefix(env.THREADLINE_PREFIX),
+      keyPrefix: `${env.THREADLINE_PREFIX}:discord:rest`,
       perSecond: env.DISCORD_GLOBAL_RATE_LIMIT,
       log,
     }),
