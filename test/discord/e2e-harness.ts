@@ -4,16 +4,15 @@ import { type ThreadRef, threadId } from "../../src/chat/index.js";
 import { createRunQueue, type RunQueue, ThreadStore, threadKeys } from "../../src/runs/index.js";
 import { FakeDiscordServer, type FakeMessage, type FakeUser } from "../fakes/discord-server.js";
 import { gateKey } from "../fakes/discord-tools.js";
-import { FakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../fakes/openai-server.js";
-import { conversationTag } from "../support/model-requests.js";
+import { FakeOpenAIServer } from "../fakes/openai-server.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, redisEnv, requireRedis } from "../support/redis.js";
+import { ScriptedE2E } from "../support/scripted-e2e.js";
 
 /** Start-up of the processes (tsx compiles the sources on a possibly busy machine). */
 const START_TIMEOUT_MS = 60_000;
 
-/** One scripted model answer, or a function producing it (may wait until the test releases it). */
-export type ModelStep = FakeReply | ((request: ReceivedRequest) => FakeReply | Promise<FakeReply>);
+export type { ModelStep } from "../support/scripted-e2e.js";
 
 /** Options of {@link DiscordE2E.start}. */
 export interface DiscordE2EOptions {
@@ -26,12 +25,10 @@ export interface DiscordE2EOptions {
 /**
  * A fake Discord and a fake model with the real `threadline gateway` (one process per shard) and
  * `threadline worker` running as separate processes against them and a real Redis. Guild `guild` is on
- * shard 0 (and `otherGuild` on shard 1 when sharded). Model replies are scripted per tag: each test
- * mentions the bot with `[tN]`, and requests whose first user message has that tag take its next step.
+ * shard 0 (and `otherGuild` on shard 1 when sharded). Model replies are scripted per tag
+ * ({@link ScriptedE2E}): each test mentions the bot with `[tN]`.
  */
-export class DiscordE2E {
-  readonly prefix = uniquePrefix("discord");
-  readonly redis: Redis = connect();
+export class DiscordE2E extends ScriptedE2E {
   readonly store: ThreadStore;
   private readonly queue: RunQueue;
   private readonly queueConnection: Redis = connect({ blocking: true });
@@ -41,14 +38,13 @@ export class DiscordE2E {
   readonly bob: FakeUser;
   gateways: CliProcess[] = [];
   worker!: CliProcess;
-  private readonly scripts = new Map<string, ModelStep[]>();
-  private tagSeq = 0;
 
   private constructor(
     readonly discord: FakeDiscordServer,
-    readonly openai: FakeOpenAIServer,
+    openai: FakeOpenAIServer,
     readonly shards: number,
   ) {
+    super(openai, "discord");
     this.store = new ThreadStore(this.redis, this.prefix);
     this.queue = createRunQueue(this.queueConnection, this.prefix);
     this.guild = discord.addGuild("Acme", { id: 0, count: shards });
@@ -58,7 +54,6 @@ export class DiscordE2E {
     }));
     this.alice = discord.addUser("Alice", guilds);
     this.bob = discord.addUser("Bob", guilds);
-    openai.handler = (request) => this.answer(request);
   }
 
   static async start(options: DiscordE2EOptions = {}): Promise<DiscordE2E> {
@@ -110,13 +105,6 @@ export class DiscordE2E {
     return e2e;
   }
 
-  /** A fresh tag for one test's conversation, with its model script. */
-  tag(...steps: ModelStep[]): string {
-    const tag = `t${++this.tagSeq}`;
-    this.scripts.set(tag, steps);
-    return tag;
-  }
-
   /** A new text channel of `guild` (each test gets its own, so rate-limit windows do not add up). */
   channel(guildId = this.guild): string {
     return this.discord.addChannel(guildId, `test-${this.tagSeq}`);
@@ -150,7 +138,7 @@ export class DiscordE2E {
 
   /** Resolves once no run holds the thread and its last run's final message is posted. */
   async waitForIdle(thread: ThreadRef): Promise<void> {
-    const lease = `${this.prefix}:{${threadId(thread)}}:lease`;
+    const lease = threadKeys(this.prefix, threadId(thread)).lease;
     await this.until("the thread to be idle", async () => (await this.redis.exists(lease)) === 0);
   }
 
@@ -189,38 +177,12 @@ export class DiscordE2E {
     return this.store.loadTranscript(threadId(thread));
   }
 
-  /** Polls `check` every 20 ms until it is true; rejects after `timeoutMs` naming `what`. */
-  async until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
-  /** The chat-completion requests of a tag's conversation, in arrival order. */
-  requests(tag: string): ReceivedRequest[] {
-    return this.openai.requests.filter((request) => conversationTag(request) === tag);
-  }
-
   async close(): Promise<void> {
     await Promise.all([...this.gateways.map((gateway) => gateway.stop()), this.worker?.stop()]);
     await this.queue.close();
     this.queueConnection.disconnect();
     await this.discord.close();
-    await this.openai.close();
-    await deletePrefix(this.redis, this.prefix);
-    this.redis.disconnect();
-  }
-
-  private async answer(request: ReceivedRequest): Promise<FakeReply | undefined> {
-    if (request.path !== "/chat/completions") return undefined;
-    const tag = conversationTag(request);
-    const step = tag === undefined ? undefined : this.scripts.get(tag)?.shift();
-    if (step === undefined) {
-      return { kind: "error", status: 500, message: `no scripted reply for ${tag ?? "an untagged request"}` };
-    }
-    return typeof step === "function" ? step(request) : step;
+    await this.closeShared();
   }
 }
 

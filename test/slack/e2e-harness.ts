@@ -1,17 +1,15 @@
-import type { Redis } from "ioredis";
-import { FakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../fakes/openai-server.js";
+import { FakeOpenAIServer } from "../fakes/openai-server.js";
 import { type FakeMessage, type FakeSlackOptions, FakeSlackServer } from "../fakes/slack-server.js";
-import { conversationTag } from "../support/model-requests.js";
 import { freePort } from "../support/net.js";
 import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
+import { redisEnv, requireRedis } from "../support/redis.js";
+import { ScriptedE2E } from "../support/scripted-e2e.js";
 
 export const ALICE = "U0ALICE";
 export const BOB = "U0BOB";
 export const CAROL = "U0CAROL";
 
-/** One scripted model answer, or a function producing it (may wait, e.g. until the test releases it). */
-export type ModelStep = FakeReply | ((request: ReceivedRequest) => FakeReply | Promise<FakeReply>);
+export type { ModelStep } from "../support/scripted-e2e.js";
 
 /** Options of {@link SlackE2E.start}. */
 export interface SlackE2EOptions {
@@ -23,24 +21,20 @@ export interface SlackE2EOptions {
 
 /**
  * A fake Slack and a fake model, with the real `threadline gateway` and `threadline worker` running as
- * separate processes against them and a real Redis. Model replies are scripted per test tag: every
- * mention carries `[tN]`, and requests whose first user message has that tag take the tag's next step.
+ * separate processes against them and a real Redis. Model replies are scripted per test tag
+ * ({@link ScriptedE2E}): every mention carries `[tN]`.
  */
-export class SlackE2E {
-  readonly prefix = uniquePrefix("slack");
-  readonly redis: Redis = connect();
+export class SlackE2E extends ScriptedE2E {
   readonly channel = "C0GENERAL";
   gateway!: CliProcess;
   worker!: CliProcess;
-  private readonly scripts = new Map<string, ModelStep[]>();
-  private tagSeq = 0;
 
   private constructor(
     readonly slack: FakeSlackServer,
-    readonly openai: FakeOpenAIServer,
+    openai: FakeOpenAIServer,
     private readonly env: Record<string, string>,
   ) {
-    openai.handler = (request) => this.answer(request);
+    super(openai, "slack");
   }
 
   static async start(options: SlackE2EOptions = {}): Promise<SlackE2E> {
@@ -75,13 +69,6 @@ export class SlackE2E {
       CliProcess.start("gateway", e2e.env, "gateway receiving events"),
     ])) as [CliProcess, CliProcess];
     return e2e;
-  }
-
-  /** A fresh tag for one test's conversation, with its model script. */
-  tag(...steps: ModelStep[]): string {
-    const tag = `t${++this.tagSeq}`;
-    this.scripts.set(tag, steps);
-    return tag;
   }
 
   /** Alice (or `user`) mentions the bot at the top of the channel (or in `threadTs`). */
@@ -157,36 +144,10 @@ export class SlackE2E {
     );
   }
 
-  /** Polls `check` every 20 ms until it is true; rejects after `timeoutMs` naming `what`. */
-  async until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
-  /** The chat-completion requests of a tag's conversation, in arrival order. */
-  requests(tag: string): ReceivedRequest[] {
-    return this.openai.requests.filter((request) => conversationTag(request) === tag);
-  }
-
   async close(): Promise<void> {
     await Promise.all([this.gateway?.stop(), this.worker?.stop()]);
     await this.slack.close();
-    await this.openai.close();
-    await deletePrefix(this.redis, this.prefix);
-    this.redis.disconnect();
-  }
-
-  private async answer(request: ReceivedRequest): Promise<FakeReply | undefined> {
-    if (request.path !== "/chat/completions") return undefined;
-    const tag = conversationTag(request);
-    const step = tag === undefined ? undefined : this.scripts.get(tag)?.shift();
-    if (step === undefined) {
-      return { kind: "error", status: 500, message: `no scripted reply for ${tag ?? "an untagged request"}` };
-    }
-    return typeof step === "function" ? step(request) : step;
+    await this.closeShared();
   }
 }
 
