@@ -7,7 +7,9 @@
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export { argumentChanges, argumentsJson } from "./approval-edit.js";
 export { watchApprovals } from "./approval-watch.js";
+export { DEFAULT_HISTORY_LIMITS, type HistoryLimits, historyWindow } from "./history-limits.js";
 export type * from "./inbound.js";
+export { type ChatLogger, SILENT_LOGGER } from "./logger.js";
 export * from "./reactions.js";
 export {
   type ApprovalButtonLabels,

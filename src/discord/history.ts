@@ -1,15 +1,12 @@
 import { type APIMessage, type APIUser, MessageType, type REST, Routes } from "discord.js";
-import type { HistoryMessage } from "../chat/index.js";
+import {
+  DEFAULT_HISTORY_LIMITS,
+  type HistoryLimits,
+  type HistoryMessage,
+  historyWindow,
+} from "../chat/index.js";
 
-/** Bounds of the context a mention inside an existing thread brings along. */
-export interface HistoryLimits {
-  /** Most recent earlier messages kept (Discord returns at most 100 per call). Default 30. */
-  maxMessages: number;
-  /** Characters of earlier text kept (oldest messages dropped first). Default 8,000. */
-  maxChars: number;
-}
-
-export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxMessages: 30, maxChars: 8000 };
+export { DEFAULT_HISTORY_LIMITS, type HistoryLimits };
 
 /**
  * The earlier messages of thread channel `threadChannelId` before message `beforeId`, for a mention in a
@@ -54,15 +51,14 @@ export function historyFromMessages(
   limits: HistoryLimits = DEFAULT_HISTORY_LIMITS,
 ): HistoryMessage[] {
   const kept: HistoryMessage[] = [];
-  let chars = 0;
+  const window = historyWindow(limits);
   for (const listed of messages) {
     const message = listed.type === MessageType.ThreadStarterMessage ? listed.referenced_message : listed;
     if (!message || (message.type !== MessageType.Default && message.type !== MessageType.Reply)) continue;
     if (message.author.bot || message.author.id === botId) continue;
     const text = readable(message, botId);
     if (text === "") continue;
-    if (kept.length >= limits.maxMessages || chars + text.length > limits.maxChars) break;
-    chars += text.length;
+    if (!window.admit(text)) break;
     kept.unshift({
       author: { id: message.author.id, name: nameOf(message.author) },
       text,

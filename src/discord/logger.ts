@@ -1,9 +1,7 @@
-/** Structured log sink of the Discord adapter (pino-compatible; the app passes its logger). */
-export interface DiscordLogger {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
+import { type ChatLogger, SILENT_LOGGER } from "../chat/index.js";
+
+/** Structured log sink of the Discord adapter: the one {@link ChatLogger} of every adapter. */
+export type DiscordLogger = ChatLogger;
 
 /** Discards everything. */
-export const SILENT_DISCORD_LOGGER: DiscordLogger = { info() {}, warn() {}, error() {} };
+export const SILENT_DISCORD_LOGGER: DiscordLogger = SILENT_LOGGER;

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import type { ChatLogger } from "../chat/index.js";
 
 /** How urgent a REST request is for the people in the chat. */
 export type RequestPriority = "high" | "low";
@@ -14,10 +15,8 @@ export interface RestBudget {
   readonly waits: Readonly<Record<RequestPriority, number>>;
 }
 
-/** Logs what the budget cannot fix (Redis unreachable). */
-export interface BudgetLogger {
-  warn(fields: Record<string, unknown>, message: string): void;
-}
+/** Logs what the budget cannot fix (Redis unreachable): the warning level of {@link ChatLogger}. */
+export type BudgetLogger = Pick<ChatLogger, "warn">;
 
 /** Options of {@link createRedisRestBudget}. */
 export interface RedisRestBudgetOptions {

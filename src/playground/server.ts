@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from "zod";
 import {
   APPROVAL_DECISIONS,
+  type ChatLogger,
   type ChatUser,
   type ReactionNames,
   type ReactionRole,
@@ -27,12 +28,8 @@ export interface PlaygroundInfo {
   notice: string | null;
 }
 
-/** Structured log sink (pino-compatible). */
-export interface PlaygroundLogger {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
+/** Structured log sink of the playground: the one {@link ChatLogger} of every adapter. */
+export type PlaygroundLogger = ChatLogger;
 
 /** Options of {@link createPlaygroundServer}. */
 export interface PlaygroundServerOptions {

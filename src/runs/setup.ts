@@ -7,7 +7,13 @@ import type {
   StreamOptions,
   ToolExecutionMode,
 } from "../agent/index.js";
-import type { ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
+import {
+  type ChatLogger,
+  type ChatOutbound,
+  type ChatUser,
+  SILENT_LOGGER,
+  type ThreadRef,
+} from "../chat/index.js";
 import type { BoundTool } from "../tools/index.js";
 
 /**
@@ -71,14 +77,10 @@ export interface RunObserver {
   approval?(decision: string, waitMs: number): void;
 }
 
-/** Structured log sink (pino-compatible). */
-export interface RunLogger {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
+/** Structured log sink of the run machinery: the one {@link ChatLogger} the adapters take too. */
+export type RunLogger = ChatLogger;
 
-export const SILENT_LOGGER: RunLogger = { info() {}, warn() {}, error() {} };
+export { SILENT_LOGGER };
 
 /** Picks the chat client for a thread's platform. */
 export type OutboundResolver = (thread: ThreadRef) => ChatOutbound;

@@ -1,20 +1,16 @@
-import type { HistoryMessage, ThreadRef } from "../chat/index.js";
+import {
+  DEFAULT_HISTORY_LIMITS,
+  type HistoryLimits,
+  type HistoryMessage,
+  historyWindow,
+  type ThreadRef,
+} from "../chat/index.js";
 import type { SlackApi } from "./api.js";
 import { authorOf, type SlackMessageEvent, type SlackSelf, tsToMs, withoutBotMention } from "./events.js";
 import type { UserNames } from "./lookups.js";
 import type { SlackAccess } from "./options.js";
 import { SLACK_HISTORY_TIERS } from "./rate-limit.js";
 import { compareTs, type SeenMessage, type SeenMessages, type SeenThread } from "./seen-messages.js";
-
-/** Bounds of the context a mention inside an existing thread brings along. */
-export interface HistoryLimits {
-  /** Most recent earlier messages kept. Default 30. */
-  maxMessages: number;
-  /** Characters of earlier text kept (oldest messages dropped first). Default 8,000. */
-  maxChars: number;
-}
-
-export const DEFAULT_HISTORY_LIMITS: HistoryLimits = { maxMessages: 30, maxChars: 8000 };
 
 /** How an unseen thread is read from Slack. */
 export interface HistoryFetch {
@@ -67,13 +63,12 @@ export async function threadHistory(options: {
   );
   if (earlier.some((message) => authorOf(message, self, options.access).kind === "self")) return [];
   const kept: { id: string; text: string; sentAt: number; isBot: boolean }[] = [];
-  let chars = 0;
+  const window = historyWindow(limits);
   for (const message of earlier.reverse()) {
     const author = authorOf(message, self, options.access);
     const text = withoutBotMention(message.text ?? "", self.userId);
     if (author.kind !== "person" || text === "") continue;
-    if (kept.length >= limits.maxMessages || chars + text.length > limits.maxChars) break;
-    chars += text.length;
+    if (!window.admit(text)) break;
     kept.unshift({ id: author.id, text, sentAt: tsToMs(message.ts!), isBot: author.isBot });
   }
   return Promise.all(

@@ -1,3 +1,5 @@
+import { type ChatLogger, SILENT_LOGGER } from "../chat/index.js";
+
 /**
  * Who may use the bot. Every list is an allowlist of Slack ids; an empty list allows everyone. Events
  * that fail a check are dropped silently (and logged at debug level) before anything else happens.
@@ -29,16 +31,11 @@ export function allowed(list: readonly string[], id: string | undefined): boolea
   return list.length === 0 || (id !== undefined && list.includes(id));
 }
 
-/** Structured log sink (pino-compatible). */
-export interface SlackLogger {
-  debug?(fields: Record<string, unknown>, message: string): void;
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-}
+/** Structured log sink of the Slack adapter: the one {@link ChatLogger} of every adapter. */
+export type SlackLogger = ChatLogger;
 
 /** Logs nothing. */
-export const SILENT_SLACK_LOGGER: SlackLogger = { info() {}, warn() {}, error() {} };
+export const SILENT_SLACK_LOGGER: SlackLogger = SILENT_LOGGER;
 
 /** Slack's Web API base URL. */
 export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
