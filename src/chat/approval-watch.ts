@@ -39,6 +39,7 @@ export function watchApprovals(outbound: ChatOutbound): ChatOutbound {
     react: (thread, messageId, emoji) => outbound.react(thread, messageId, emoji),
     unreact: (thread, messageId, emoji) => outbound.unreact(thread, messageId, emoji),
     setStatus: (thread, status) => outbound.setStatus(thread, status),
+    endRun: (thread) => outbound.endRun(thread),
     async postApproval(thread, card) {
       const posted = await outbound.postApproval(thread, card);
       announce({ thread, messageId: posted.id, card: copy(card) });

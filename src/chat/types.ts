@@ -183,6 +183,7 @@ export const CHAT_OUTBOUND_METHODS = [
   "react",
   "unreact",
   "setStatus",
+  "endRun",
   "postApproval",
   "updateApproval",
   "notify",
@@ -208,8 +209,19 @@ export interface ChatOutbound {
   react(thread: ThreadRef, messageId: string, emoji: string): Promise<void>;
   /** Removes the bot's reaction; removing one that is not there is not an error. */
   unreact(thread: ThreadRef, messageId: string, emoji: string): Promise<void>;
-  /** Shows (or with `null` clears) a typing / "is thinking…" indicator. */
+  /**
+   * Shows (or with `null` clears) a typing / "is thinking…" indicator. Only the indicator: clearing it
+   * does not end the run's reply (see {@link ChatOutbound.endRun}).
+   */
   setStatus(thread: ThreadRef, status: string | null): Promise<void>;
+  /**
+   * The run in `thread` ended: its reply is final. Clears the status and finishes the reply the way the
+   * platform needs (Slack stops open streams and adds the feedback buttons, Discord reposts an edited
+   * last message so readers are notified). The renderer's last call of a run that showed a status;
+   * nothing is posted or edited for that run after it. Calling it for a thread with no run shown is
+   * harmless.
+   */
+  endRun(thread: ThreadRef): Promise<void>;
   postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage>;
   updateApproval(thread: ThreadRef, messageId: string, card: ApprovalCard): Promise<void>;
   /** A notice only `userId` sees (Slack ephemeral, Discord ephemeral reply); may fall back to a DM. */

@@ -56,9 +56,9 @@ interface Draft {
  * Markdown is kept (dialect `discord`), messages are at most 2,000 characters.
  *
  * Status: a non-null status sends Discord's typing indicator and renews it every
- * `typingRenewMs` until a `null` status stops it. Final answer: the renderer posts one reply and edits it
- * while text streams, and Discord does not notify anyone of edits. So when the status is cleared (the
- * renderer's last call of a run) and the last reply message of the run was edited after it was posted,
+ * `typingRenewMs` until a `null` status (or the run's end) stops it. Final answer: the renderer posts one
+ * reply and edits it while text streams, and Discord does not notify anyone of edits. So when the run ends
+ * (`endRun`) and the last reply message of the run was edited after it was posted,
  * its final text is posted again as a fresh message (the channel shows unread, followers are notified)
  * and the edited draft is then deleted in the background. Earlier reply messages stay where they are,
  * so the order is kept.
@@ -137,6 +137,13 @@ export class DiscordOutbound implements ChatOutbound {
       return;
     }
     if (timer !== undefined) clearInterval(timer);
+    this.typing.delete(key);
+  }
+
+  /** Stops the typing indicator and reposts the run's last reply message when it was edited. */
+  async endRun(thread: ThreadRef): Promise<void> {
+    const key = threadId(thread);
+    clearInterval(this.typing.get(key));
     this.typing.delete(key);
     const draft = this.drafts.get(key);
     this.drafts.delete(key);

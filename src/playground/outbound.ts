@@ -69,6 +69,11 @@ export class PlaygroundOutbound implements ChatOutbound {
     await this.store.setStatus(thread.thread, status);
   }
 
+  /** The playground shows the reply as it is: the run's end only clears the status. */
+  async endRun(thread: ThreadRef): Promise<void> {
+    await this.store.setStatus(thread.thread, null);
+  }
+
   async postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage> {
     const id = messageId();
     await this.store.addMessage(thread.thread, {

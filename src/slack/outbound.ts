@@ -82,7 +82,7 @@ const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
  * appends text appends to it ({@link NativeReply}: continued in new messages before a stream's cap or
  * lifetime is reached, and when Slack refuses more, so no text is lost), and the stream is stopped when
  * the text changes otherwise (then the first message is updated with `chat.update` and its continuations
- * are deleted), when another message is posted in the thread, or when the run ends (`setStatus(null)`).
+ * are deleted), when another message is posted in the thread, or when the run ends (`endRun`).
  * At the run's end the last message of its answer gets the 👍 / 👎 feedback buttons naming the run
  * (`chat.stopStream` blocks, or a final `chat.update` of a posted-and-edited message; see `feedback`).
  * Support is detected once per workspace (and process): `unknown_method` / `not_allowed` and similar
@@ -244,14 +244,7 @@ export class SlackOutbound implements ChatOutbound {
     const key = threadKey(thread);
     clearInterval(this.refreshers.get(key));
     this.refreshers.delete(key);
-    // The end of a run clears the status: the moment to close streams that are still open.
-    if (status === null) {
-      this.pendingRecipients.delete(key);
-      await this.endReply(thread);
-      // Only a session this process moved on (a run it showed) is set back to active.
-      if (this.sessions.has(key)) await this.setSession(thread, "active");
-      this.sessions.delete(key);
-    } else {
+    if (status !== null) {
       // A run starts: look the stream recipient up now, so the first post does not wait for it.
       this.prefetchRecipient(thread);
       this.answers.runShown(thread);
@@ -259,6 +252,19 @@ export class SlackOutbound implements ChatOutbound {
       this.keepAlive(thread, status);
     }
     await this.sendStatus(thread, status ?? "");
+  }
+
+  /** Closes the run's open streams (with the footer and feedback buttons), sets the session active, clears the status. */
+  async endRun(thread: ThreadRef): Promise<void> {
+    const key = threadKey(thread);
+    clearInterval(this.refreshers.get(key));
+    this.refreshers.delete(key);
+    this.pendingRecipients.delete(key);
+    await this.endReply(thread);
+    // Only a session this process moved on (a run it showed) is set back to active.
+    if (this.sessions.has(key)) await this.setSession(thread, "active");
+    this.sessions.delete(key);
+    await this.sendStatus(thread, "");
   }
 
   async postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage> {

@@ -60,7 +60,10 @@ function setup(chat: MemoryOutbound = new MemoryOutbound({ limits: { minEditInte
     await clock.advance(10_000);
     await done;
   };
-  const statuses = () => chat.ops.filter((op) => op.op === "setStatus").map((op) => op.status);
+  const statuses = () =>
+    chat.ops
+      .filter((op) => op.op === "setStatus" || op.op === "endRun")
+      .map((op) => (op.op === "endRun" ? "(run ended)" : op.status));
   return { chat, outbound, feed, finish, statuses };
 }
 
@@ -95,7 +98,7 @@ describe("the run renderer's phases", () => {
       "is waiting for Alice's approval",
       "is running deploy…",
       "is thinking…",
-      null,
+      "(run ended)",
     ]);
   });
 

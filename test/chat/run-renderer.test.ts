@@ -87,7 +87,7 @@ describe("createRunRenderer", () => {
         messageId: "m1",
         text: "Let me check. More.\n\n🔧 search ✓ 1.2s\n\nFound it.\n\n-# 2 turns · 1 tool call · 1.5k tokens",
       },
-      { op: "setStatus", thread: key, status: null },
+      { op: "endRun", thread: key },
     ]);
     expect(errors).toEqual([]);
   });
@@ -173,10 +173,10 @@ describe("createRunRenderer", () => {
     await feed(e.turnStart(), e.assistantStart(), e.text("Answer"), e.assistantEnd());
     await clock.advance(1000);
     chat.failNext("edit", 1);
-    chat.failNext("setStatus", 1);
+    chat.failNext("endRun", 1);
     await finish();
     expect(chat.texts(thread)).toEqual(["Answer\n\n-# 2 turns · 1 tool call · 1.5k tokens"]);
-    expect(errors.map(([, operation]) => operation)).toEqual(["edit", "setStatus"]);
+    expect(errors.map(([, operation]) => operation)).toEqual(["edit", "endRun"]);
     const edits = chat.ops.filter((op) => op.op === "edit");
     expect(edits.map((op) => op.error === undefined)).toEqual([false, true]);
   });
@@ -413,7 +413,7 @@ describe("createRunRenderer", () => {
       /^Let me look\.\n\n🔧 lookup ✓ \d+\.\ds\n\nThe answer is \*\*42\*\*\.\n\n-# 2 turns · 1 tool call$/,
     );
     expect(chat.ops[0]).toEqual({ op: "setStatus", thread: key, status: "is thinking…" });
-    expect(chat.ops.at(-1)).toEqual({ op: "setStatus", thread: key, status: null });
+    expect(chat.ops.at(-1)).toEqual({ op: "endRun", thread: key });
     expect(chat.ops.filter((op) => op.op === "post")).toHaveLength(1);
     expect(chat.maxInFlightPerMessage).toBe(1);
     expectNoRedundantEdits(chat);

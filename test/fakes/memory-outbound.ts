@@ -178,6 +178,13 @@ export class MemoryOutbound implements ChatOutbound {
     });
   }
 
+  /** Records the run's end and clears the thread's status. */
+  endRun(thread: ThreadRef): Promise<void> {
+    return this.call("endRun", thread, {}, undefined, (_entry, key) => {
+      this.statuses.set(key, null);
+    });
+  }
+
   postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage> {
     const copy = structuredClone(card);
     return this.call("postApproval", thread, { card: copy }, undefined, (entry, key) => {

@@ -94,7 +94,7 @@ describe("native streams that never lose text", () => {
       clock.advance(3_000); // 120 × 3 s = 6 minutes
       await outbound.edit(thread, id, answer.slice(0, Math.ceil((answer.length * step) / steps)));
     }
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     const messages = slack.store.botMessages("C1", root.ts, slack.config.botUserId);
     expect(messages.length).toBeGreaterThanOrEqual(3);
     for (const message of messages) {
@@ -128,7 +128,7 @@ describe("native streams that never lose text", () => {
     slack.failNext("chat.appendStream", { error: "msg_too_long" });
     await outbound.edit(thread, id, "First part. Second part. Third part.");
     await outbound.edit(thread, id, "First part. Second part. Third part. Fourth.");
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     const texts = slack.store.botMessages("C1", root.ts, slack.config.botUserId).map((m) => m.text);
     expect(texts).toEqual(["First part.", " Second part.", " Third part. Fourth."]);
     const outcomes = slack.callsOf("chat.appendStream").map((call) => call.outcome);
@@ -140,7 +140,7 @@ describe("native streams that never lose text", () => {
     const answer = longAnswer(30_000);
     const { id } = await outbound.post(thread, "Start.");
     await outbound.edit(thread, id, `Start.${answer}`);
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     const messages = slack.store.botMessages("C1", root.ts, slack.config.botUserId);
     expect(messages.length).toBeGreaterThanOrEqual(3);
     expect(readBack(messages.map((message) => message.text))).toBe(`Start.${answer}`);
@@ -155,7 +155,7 @@ describe("native streams that never lose text", () => {
     slack.failNext("chat.update", { error: "internal_error" });
     await expect(outbound.edit(thread, id, "Rewritten.")).rejects.toThrow();
     await outbound.edit(thread, id, "Rewritten, again.");
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     const live = slack.store.botMessages("C1", root.ts, slack.config.botUserId).filter((m) => !m.deleted);
     expect(live.map((message) => message.text)).toEqual(["Rewritten, again."]);
   });
@@ -180,7 +180,7 @@ describe("native streams that never lose text", () => {
       state: { kind: "approved", by: { id: "U0ALICE", name: "Alice" }, at: Date.now(), always: false },
     });
     await outbound.post(thread, "Deployed.");
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     const session = slack.store.session("C1", root.ts);
     expect(session?.title).toBe("write a long answer");
     // chat.stopStream's session_status counts as a status change too.
@@ -203,7 +203,7 @@ describe("native streams that never lose text", () => {
       slack.store.statuses.filter((s) => s.threadTs === root.ts && s.status === "is thinking…");
     await outbound.setStatus(thread, "is thinking…");
     await slack.store.waitFor("three refreshes", () => sets().length >= 4);
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     const after = sets().length;
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(sets().length).toBe(after);

@@ -74,7 +74,7 @@ describe("SlackOutbound", () => {
     await outbound.setStatus(thread, "is thinking…");
     const { id } = await outbound.post(thread, "Done.");
     expect(slack.store.get("C1", id)?.streaming).toBe(true);
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     expect(slack.store.get("C1", id)?.streaming).toBe(false);
   });
 
@@ -132,7 +132,7 @@ describe("SlackOutbound", () => {
   it("sets the thinking status, and stops asking where the workspace does not allow it", async () => {
     const { outbound, thread } = await setup({ assistantStatus: false });
     await outbound.setStatus(thread, "is thinking…");
-    await outbound.setStatus(thread, null);
+    await outbound.endRun(thread);
     expect(slack.callsOf("assistant.threads.setStatus")).toHaveLength(1);
   });
 

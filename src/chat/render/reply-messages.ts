@@ -2,7 +2,7 @@ import type { ChatOutbound, ReplyPart, ThreadRef } from "../types.js";
 import type { RenderClock } from "./clock.js";
 
 /** The outbound operations the renderer performs, as reported to its `onError`. */
-export type RenderOperation = "post" | "edit" | "delete" | "setStatus";
+export type RenderOperation = "post" | "edit" | "delete" | "setStatus" | "endRun";
 
 /** What {@link ReplyMessages} needs from its owner. */
 export interface ReplyMessagesOptions {

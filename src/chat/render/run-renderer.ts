@@ -68,7 +68,8 @@ export interface RunRenderer {
   handle(event: AgentEvent): void;
   /**
    * Adds the outcome line and (optionally) the footer, flushes everything, retries any message whose
-   * final text did not arrive once, then clears the status. Resolves when done; never rejects;
+   * final text did not arrive once, then ends the run on the outbound ({@link ChatOutbound.endRun}, which
+   * clears the status). Resolves when done; never rejects;
    * idempotent (later calls return the first call's promise).
    */
   finish(outcome: RunOutcome, stats: RunStats): Promise<void>;
@@ -447,7 +448,7 @@ class Renderer {
     await this.messages.retryUnsynced();
     this.messages.dispose();
     this.unwatch?.();
-    if (this.statusShown) this.setStatus(null);
+    if (this.statusShown) this.endRun();
     await this.statusChain;
   }
 
@@ -465,6 +466,14 @@ class Renderer {
     this.statusText = status;
     this.statusChain = this.statusChain.then(() =>
       this.outbound.setStatus(this.thread, status).catch((err: unknown) => this.report(err, "setStatus")),
+    );
+  }
+
+  /** The run's last outbound call, after every status change (it clears the status too). */
+  private endRun(): void {
+    this.statusText = null;
+    this.statusChain = this.statusChain.then(() =>
+      this.outbound.endRun(this.thread).catch((err: unknown) => this.report(err, "endRun")),
     );
   }
 
