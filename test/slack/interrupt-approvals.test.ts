@@ -43,14 +43,10 @@ function hangingAnswer(): FakeReply {
 
 /** The messages of the model request `index` of a tag's conversation. */
 function messagesOf(tag: string, index: number): { role: string; content: unknown }[] {
-  return (e2e.requests(tag)[index]?.body as { messages: { role: string; content: unknown }[] }).messages;
-}
-
-async function requestArrived(tag: string, count: number): Promise<void> {
-  await e2e.slack.store.waitFor(
-    `${count} model request(s) for ${tag}`,
-    () => e2e.requests(tag).length >= count,
-  );
+  const body = e2e.requests(tag)[index]?.body as
+    | { messages?: { role: string; content: unknown }[] }
+    | undefined;
+  return body?.messages ?? [];
 }
 
 /** The emoji the bot added to `message`, in the order it added them. */
