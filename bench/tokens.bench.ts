@@ -17,7 +17,7 @@
  */
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import type { AgentMessage, ToolResultMessage } from "../src/agent/index.js";
-import { createContextManager } from "../src/llm/context-manager.js";
+import { createContextManager } from "../src/context/index.js";
 import { createTokenCounter } from "../src/llm/context-tokens.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, limitToolResult } from "../src/runs/tool-result-limit.js";
 

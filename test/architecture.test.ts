@@ -45,6 +45,7 @@ function target(
 const ALLOWED_FOLDERS: Record<string, string[]> = {
   agent: [],
   llm: ["agent"],
+  context: ["agent", "llm"],
   tools: ["agent"],
   chat: ["agent"],
   config: ["agent", "llm", "tools", "chat"],
@@ -52,7 +53,7 @@ const ALLOWED_FOLDERS: Record<string, string[]> = {
   slack: ["agent", "chat"],
   discord: ["agent", "chat"],
   playground: ["agent", "chat"],
-  app: ["agent", "llm", "tools", "chat", "config", "runs", "slack", "discord", "playground"],
+  app: ["agent", "llm", "context", "tools", "chat", "config", "runs", "slack", "discord", "playground"],
 };
 
 const files = sourceFiles(SRC);

@@ -1,9 +1,8 @@
 import type { Env, ThreadlineConfig } from "../config/index.js";
+import { type ContextEvent, createContextManager } from "../context/index.js";
 import {
-  type ContextEvent,
   type ContextWindowInfo,
   contextWindowFor,
-  createContextManager,
   createModelSummarizer,
   createTokenCounter,
   defaultMaxTokens,

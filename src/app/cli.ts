@@ -140,8 +140,17 @@ async function startParts(
         "DASHBOARD is on but OPS_PORT=0 turns the ops server off: no dashboard",
       );
     }
+    // Built once: in `start` the worker posts through the same adapters the gateway receives with.
+    const platforms = await createPlatforms({
+      env,
+      redis,
+      log,
+      role: roles.gateway ? "gateway" : "worker",
+      config,
+      observer: metrics.platformObserver(),
+      settings,
+    });
     if (roles.worker) {
-      const platforms = await createPlatforms({ env, redis, log, role: "worker", config });
       const options: Parameters<typeof startWorkerProcess>[0] = {
         env,
         log,
@@ -156,15 +165,6 @@ async function startParts(
       parts.push({ close: (leftMs) => worker.close({ graceMs: graceFor(leftMs) }) });
     }
     if (roles.gateway) {
-      const platforms = await createPlatforms({
-        env,
-        redis,
-        log,
-        role: "gateway",
-        config,
-        observer: metrics.platformObserver(),
-        settings,
-      });
       if (platforms.length === 0)
         log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
       parts.push(

@@ -4,6 +4,7 @@ import {
   createRedisRestBudget,
   type DiscordPlatformOptions,
 } from "../discord/index.js";
+import { discordRestBudgetPrefix } from "../runs/index.js";
 import type { PlatformDeps } from "./platforms.js";
 
 /**
@@ -16,7 +17,7 @@ export function discordPlatform({ env, redis, log }: PlatformDeps): ChatPlatform
     token: env.DISCORD_TOKEN,
     budget: createRedisRestBudget({
       redis,
-      keyPrefix: `${env.THREADLINE_PREFIX}:discord:rest`,
+      keyPrefix: discordRestBudgetPrefix(env.THREADLINE_PREFIX),
       perSecond: env.DISCORD_GLOBAL_RATE_LIMIT,
       log,
     }),

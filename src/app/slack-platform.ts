@@ -1,7 +1,7 @@
 import { type ChatPlatform, threadId, watchedReactions } from "../chat/index.js";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../config/index.js";
 import { createNodeHttpFetch } from "../llm/index.js";
-import { ThreadStore } from "../runs/index.js";
+import { slackKeys, ThreadStore } from "../runs/index.js";
 import {
   createRedisRateLimiter,
   createSlackPlatform,
@@ -37,7 +37,7 @@ export function slackPlatform({
     }),
     // Keep-alive node:http: less CPU per Web API call than the global fetch (many calls per run).
     fetch: createNodeHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
-    recipients: redisRecipientStore(redis, env.THREADLINE_PREFIX),
+    recipients: redisRecipientStore(redis, slackKeys(env.THREADLINE_PREFIX)),
     seenMessages: redisSeenMessages(redis, env.THREADLINE_PREFIX),
     historyTier: env.SLACK_HISTORY_TIER,
     streaming: env.SLACK_STREAMING,

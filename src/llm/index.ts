@@ -1,27 +1,23 @@
 /**
  * Threadline's model providers, in a registry keyed by `Model.api` ({@link providerFor}); the built-in one
  * streams from any OpenAI-compatible chat-completions endpoint through the official `openai` SDK
- * (`./openai/`). Also the context manager that keeps long threads inside the model's context window.
+ * (`./openai/`), the token counter and the context summary messages `src/context` builds on.
  * This is the package's `threadline/llm` surface; the wire-level pieces (chunk accumulation, SSE,
  * streaming JSON, think tags, error wording) stay inside the folder.
  */
 
 export { type ContextRecoveryOptions, createContextRecovery, type ModelWindow } from "./context-fit.js";
 export {
-  type ContextEvent,
-  type ContextManagerOptions,
-  type ContextRun,
-  type ContextTransform,
-  createContextManager,
-} from "./context-manager.js";
-export {
+  asContextSummary,
   CONTEXT_SUMMARY_ROLE,
   type ContextSummaryMessage,
   createModelSummarizer,
   isContextSummary,
   type ModelSummarizerOptions,
+  messageFingerprint,
   type SummarizeInput,
   type Summarizer,
+  summaryAsUserMessage,
 } from "./context-summary.js";
 export {
   type ContextWindowInfo,

@@ -22,7 +22,15 @@ export {
   type SubmitResult,
 } from "./intake.js";
 export type { IntakeRetryPolicy } from "./intake-retry.js";
-export { eventsChannel, queuePrefix, type ThreadKeys, threadKeys } from "./keys.js";
+export {
+  discordRestBudgetPrefix,
+  eventsChannel,
+  queuePrefix,
+  type SlackKeys,
+  slackKeys,
+  type ThreadKeys,
+  threadKeys,
+} from "./keys.js";
 export { DEFAULT_LOOP_GUARD, type LoopGuardLimits } from "./loop-guard.js";
 export { BUILTIN_PRICES, type ModelPrice, type PriceTable } from "./pricing.js";
 export { createRunQueue, type RunQueue } from "./queue.js";

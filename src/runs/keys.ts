@@ -3,6 +3,8 @@
  * multi-key scripts run on Redis Cluster too.
  */
 
+import type { ThreadRef } from "../chat/index.js";
+
 /** Keys of one thread. */
 export interface ThreadKeys {
   /**
@@ -122,6 +124,29 @@ export function parsePendingStartMember(member: string): { threadId: string; mes
 /** BullMQ's key prefix: one hash tag so the queue's keys live in one Cluster slot. */
 export function queuePrefix(prefix: string): string {
   return `{${prefix}:bull}`;
+}
+
+/** Keys the Slack adapter keeps outside a thread's hash tag (single-key commands only). */
+export interface SlackKeys {
+  /** String: the latest author who addressed the bot in a thread (the streamed reply's recipient). */
+  recipient: (thread: ThreadRef) => string;
+  /** String: a thread's agent session title (the request that started it). */
+  title: (thread: ThreadRef) => string;
+}
+
+/** The Slack adapter's keys under `prefix`: `<prefix>:slack-recipient|slack-title:<team>:<channel>:<thread>`. */
+export function slackKeys(prefix: string): SlackKeys {
+  const key = (kind: string, thread: ThreadRef) =>
+    `${prefix}:${kind}:${thread.workspace}:${thread.channel}:${thread.thread}`;
+  return {
+    recipient: (thread) => key("slack-recipient", thread),
+    title: (thread) => key("slack-title", thread),
+  };
+}
+
+/** Key prefix of Discord's global REST budget counters (shared by every gateway and worker of the bot). */
+export function discordRestBudgetPrefix(prefix: string): string {
+  return `${prefix}:discord:rest`;
 }
 
 /** The BullMQ queue that carries runs. */

@@ -33,7 +33,12 @@ export {
   type SlackRateLimiter,
   UNLIMITED,
 } from "./rate-limit.js";
-export { memoryRecipientStore, type RecipientStore, redisRecipientStore } from "./recipients.js";
+export {
+  memoryRecipientStore,
+  type RecipientKeys,
+  type RecipientStore,
+  redisRecipientStore,
+} from "./recipients.js";
 export { memorySeenMessages, redisSeenMessages, type SeenMessages } from "./seen-messages.js";
 export { mrkdwnToStreamMarkdown } from "./stream-markdown.js";
 export {

@@ -39,22 +39,26 @@ export function sessionTitle(text: string, fallback: string): string {
 /** How long a recipient is remembered after the last message (7 days). */
 const RECIPIENT_TTL_SECONDS = 7 * 24 * 60 * 60;
 
-/** A {@link RecipientStore} in Redis under `<prefix>:slack-recipient:<team>:<channel>:<thread>`. */
-export function redisRecipientStore(redis: Redis | Cluster, prefix: string): RecipientStore {
-  const key = (thread: ThreadRef, kind = "slack-recipient") =>
-    `${prefix}:${kind}:${thread.workspace}:${thread.channel}:${thread.thread}`;
+/** Where a {@link redisRecipientStore} keeps a thread's recipient and session title (one string key each). */
+export interface RecipientKeys {
+  recipient: (thread: ThreadRef) => string;
+  title: (thread: ThreadRef) => string;
+}
+
+/** A {@link RecipientStore} in Redis under the keys `keys` builds (the app passes `slackKeys` of `src/runs`). */
+export function redisRecipientStore(redis: Redis | Cluster, keys: RecipientKeys): RecipientStore {
   return {
     async set(thread, userId) {
-      await redis.set(key(thread), userId, "EX", RECIPIENT_TTL_SECONDS);
+      await redis.set(keys.recipient(thread), userId, "EX", RECIPIENT_TTL_SECONDS);
     },
     async get(thread) {
-      return (await redis.get(key(thread))) ?? undefined;
+      return (await redis.get(keys.recipient(thread))) ?? undefined;
     },
     async setTitle(thread, title) {
-      await redis.set(key(thread, "slack-title"), title, "EX", RECIPIENT_TTL_SECONDS, "NX");
+      await redis.set(keys.title(thread), title, "EX", RECIPIENT_TTL_SECONDS, "NX");
     },
     async getTitle(thread) {
-      return (await redis.get(key(thread, "slack-title"))) ?? undefined;
+      return (await redis.get(keys.title(thread))) ?? undefined;
     },
   };
 }

@@ -1,7 +1,7 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/agent/index.js";
-import { createContextManager } from "../../src/llm/context-manager.js";
+import { createContextManager } from "../../src/context/index.js";
 import {
   countTextTokens,
   createTokenCounter,

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/agent/index.js";
 import { threadId } from "../../src/chat/index.js";
+import { createContextManager } from "../../src/context/index.js";
 import { SUMMARY_PREFIX } from "../../src/llm/context-summary.js";
-import { createContextManager, isContextSummary, type SummarizeInput } from "../../src/llm/index.js";
+import { isContextSummary, type SummarizeInput } from "../../src/llm/index.js";
 import { alice, RunsHarness } from "./harness.js";
 
 let h: RunsHarness;

@@ -7,12 +7,11 @@ import type {
   ToolResultMessage,
   UserMessage,
 } from "../../src/agent/index.js";
+import { type ContextEvent, createContextManager } from "../../src/context/index.js";
 import { SUMMARY_PREFIX } from "../../src/llm/context-summary.js";
 import {
-  type ContextEvent,
   type ContextSummaryMessage,
   contextWindowFor,
-  createContextManager,
   createModelSummarizer,
   createTokenCounter,
   isContextSummary,
