@@ -1,6 +1,9 @@
 import type { Env, ThreadlineConfig } from "../config/index.js";
 import type { RunLogger } from "../runs/index.js";
-import { probeBwrap, type ShellOptions } from "../tools/index.js";
+import { probeBwrap } from "../tools/index.js";
+
+/** The `shell` tool's settings as the config module holds them. */
+type ShellSettings = Exclude<NonNullable<ThreadlineConfig["builtinTools"]>["shell"], boolean | undefined>;
 
 /** How the worker offers the `shell` tool after {@link checkShellSandbox}. */
 export type ShellReadiness =
@@ -23,11 +26,11 @@ export async function checkShellSandbox(
 ): Promise<{ config: ThreadlineConfig; shell: ShellReadiness }> {
   const setting = config.builtinTools?.shell;
   if (setting === undefined || setting === false) return { config, shell: { kind: "off" } };
-  const options: ShellOptions = setting === true ? {} : { ...setting };
+  const options: ShellSettings = setting === true ? {} : { ...setting };
   options.sandbox ??= env.THREADLINE_SHELL_SANDBOX ?? "bwrap";
   if (options.bwrapPath === undefined && env.THREADLINE_BWRAP_PATH)
     options.bwrapPath = env.THREADLINE_BWRAP_PATH;
-  const withShell = (shell: ShellOptions | false): ThreadlineConfig => ({
+  const withShell = (shell: ShellSettings | false): ThreadlineConfig => ({
     ...config,
     builtinTools: { ...config.builtinTools, shell },
   });

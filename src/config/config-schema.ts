@@ -1,31 +1,24 @@
 import { z } from "zod";
 import { REACTION_ROLE_NAMES, REACTION_ROLES, type ReactionRoleName } from "../chat/index.js";
-import type { AnyToolDefinition, BuiltinToolsOptions, McpServerConfig } from "../tools/index.js";
+import type { AnyToolDefinition } from "../tools/index.js";
 import {
-  approvalNeedSchema,
   approvalPolicySchema,
+  builtinToolsSchema,
   duplicateToolNames,
+  flagSetting,
   isToolDefinition,
+  mcpServerSchema,
+  numberSetting,
+  offOrCountSetting,
+  oneOfSetting,
   TOOL_NAME_PATTERN,
+  textListSetting,
+  textRecordSetting,
+  textSetting,
+  wholeNumberSetting,
 } from "../tools/index.js";
 import type { SystemPromptContext, ThreadlineConfig } from "./config-module.js";
 
-const text = (example: string) =>
-  z
-    .string({ error: `must be text, for example ${example}` })
-    .trim()
-    .min(1, { error: `must not be empty, for example ${example}` });
-const bool = () => z.boolean({ error: "must be true or false" });
-const wholeNumber = (example: string) =>
-  z
-    .number({ error: `must be a number, for example ${example}` })
-    .int({ error: `must be a whole number, for example ${example}` })
-    .positive({ error: `must be greater than 0, for example ${example}` });
-const offOrCount = (example: string) =>
-  z
-    .number({ error: `must be a number, for example ${example} (0 = off)` })
-    .int({ error: `must be a whole number, for example ${example} (0 = off)` })
-    .min(0, { error: `must be 0 (off) or more, for example ${example}` });
 const price = (example: string) =>
   z
     .number({ error: `must be a price in USD per million tokens, for example ${example}` })
@@ -41,69 +34,16 @@ const spendCap = z.strictObject({
     .positive({ error: "must be greater than 0, for example 5" })
     .optional(),
 });
-const number = (example: string) => z.number({ error: `must be a number, for example ${example}` });
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: `must be one of ${values.map((v) => `"${v}"`).join(", ")}` });
-const textList = (example: string) =>
-  z.array(z.string({ error: "must be text" }), { error: `must be a list of texts, for example ${example}` });
-const textRecord = (example: string) =>
-  z.record(z.string(), z.string({ error: "must be text" }), {
-    error: `must be an object of texts, for example ${example}`,
-  });
 
-const queueMode = oneOf(["one-at-a-time", "all"]);
+const queueMode = oneOfSetting(["one-at-a-time", "all"]);
 /** One optional emoji name per role of the reaction table, its default as the example. */
 const reactionNamesShape = Object.fromEntries(
-  REACTION_ROLE_NAMES.map((role) => [role, text(`"${REACTION_ROLES[role].emoji}"`).optional()]),
-) as Record<ReactionRoleName, z.ZodOptional<ReturnType<typeof text>>>;
+  REACTION_ROLE_NAMES.map((role) => [role, textSetting(`"${REACTION_ROLES[role].emoji}"`).optional()]),
+) as Record<ReactionRoleName, z.ZodOptional<ReturnType<typeof textSetting>>>;
 
 const toolDefinition = z.custom<AnyToolDefinition>(isToolDefinition, {
   error: "must be a tool made with defineTool({ name, description, parameters, execute })",
 });
-
-const mcpServer = z
-  .strictObject({
-    command: text('"npx"').optional(),
-    args: textList('["-y", "@modelcontextprotocol/server-github"]').optional(),
-    env: textRecord("{ GITHUB_TOKEN: process.env.GITHUB_TOKEN }").optional(),
-    cwd: text('"/srv/tools"').optional(),
-    url: z
-      .string({ error: "must be a URL, for example https://mcp.example.com/mcp" })
-      .refine((value) => URL.canParse(value) && /^https?:/.test(value), {
-        error: "must be an http(s) URL, for example https://mcp.example.com/mcp",
-      })
-      .optional(),
-    headers: textRecord('{ Authorization: "Bearer …" }').optional(),
-    approval: approvalNeedSchema.optional(),
-    toolApproval: z.record(z.string(), approvalNeedSchema).optional(),
-    interruptible: textList('["wait_for_build"]').optional(),
-    enabled: bool().optional(),
-    startupTimeoutMs: wholeNumber("30000").optional(),
-    callTimeoutMs: wholeNumber("120000").optional(),
-    reconnect: z
-      .strictObject({
-        initialDelayMs: wholeNumber("1000").optional(),
-        maxDelayMs: wholeNumber("60000").optional(),
-      })
-      .optional(),
-  })
-  .superRefine((server, ctx) => {
-    if ((server.command === undefined) === (server.url === undefined))
-      ctx.addIssue({
-        code: "custom",
-        message:
-          'needs either command (a server started over stdio, e.g. command: "npx") or url (streamable HTTP, e.g. url: "https://mcp.example.com/mcp"), not both',
-      });
-  });
-
-/**
- * Types a schema by the type its consumer in `src/tools` declares (the built-in tools' options, MCP
- * servers): the schema checks the value, the tool module owns the type.
- */
-const typedAs = <T>(schema: z.ZodType) => schema as unknown as z.ZodType<T, T>;
-
-const optionsOrFlag = <T extends z.ZodType>(options: T) =>
-  z.union([bool(), options], { error: "must be true, false or an object of settings" });
 
 /** Validates a config module's export; messages say what is expected, with an example. */
 export const configSchema = z.strictObject({
@@ -120,84 +60,46 @@ export const configSchema = z.strictObject({
   model: z
     .strictObject({
       /** Model name. Default: `OPENAI_MODEL`. */
-      id: text('"gpt-4o-mini"').optional(),
+      id: textSetting('"gpt-4o-mini"').optional(),
       /** Input window in tokens. Default: `OPENAI_CONTEXT_WINDOW`, else known per model, else 16 384. */
-      contextWindow: wholeNumber("128000").optional(),
+      contextWindow: wholeNumberSetting("128000").optional(),
       /** Output limit sent with every request (and kept free in the window). Default: a quarter of the window, at most 16 384. */
-      maxOutputTokens: wholeNumber("4096").optional(),
+      maxOutputTokens: wholeNumberSetting("4096").optional(),
       /** Time allowed until response headers arrive, per attempt (ms). Default `OPENAI_HEADER_TIMEOUT_MS` (120 000). */
-      headerTimeoutMs: wholeNumber("120000").optional(),
+      headerTimeoutMs: wholeNumberSetting("120000").optional(),
       /** Abandon an answer after this long without any bytes (ms; 0 = off). Default `OPENAI_IDLE_TIMEOUT_MS` (120 000). */
       idleTimeoutMs: z.number().int().min(0, { error: "must be 0 (off) or more" }).optional(),
       /** Cut an answer at this many characters. Default `OPENAI_MAX_OUTPUT_CHARS` (200 000). */
-      maxOutputChars: wholeNumber("200000").optional(),
+      maxOutputChars: wholeNumberSetting("200000").optional(),
       /** `<think>…</think>` at the start of an answer: `"thinking"` or `"text"`. Default `OPENAI_THINK_TAGS` (thinking). */
-      thinkTags: oneOf(["thinking", "text"]).optional(),
+      thinkTags: oneOfSetting(["thinking", "text"]).optional(),
       /** Sampling temperature. Default: not sent. */
-      temperature: number("0.2").min(0, { error: "must be 0 or more" }).optional(),
+      temperature: numberSetting("0.2").min(0, { error: "must be 0 or more" }).optional(),
       /** Reasoning effort for reasoning models. Default: not sent. */
-      reasoning: oneOf(["minimal", "low", "medium", "high", "xhigh", "max"]).optional(),
+      reasoning: oneOfSetting(["minimal", "low", "medium", "high", "xhigh", "max"]).optional(),
       /** Prices per million tokens, for the run footer's cost. */
       prices: z
         .strictObject({
-          input: number("0.15").optional(),
-          output: number("0.6").optional(),
-          cacheRead: number("0.075").optional(),
+          input: numberSetting("0.15").optional(),
+          output: numberSetting("0.6").optional(),
+          cacheRead: numberSetting("0.075").optional(),
         })
         .optional(),
       /** Extra HTTP headers on every model request. */
-      headers: textRecord('{ "x-team": "ops" }').optional(),
+      headers: textRecordSetting('{ "x-team": "ops" }').optional(),
     })
     .optional(),
   /** Your tools, made with `defineTool`. */
   tools: z.array(toolDefinition, { error: "must be a list of tools made with defineTool(…)" }).optional(),
   /** Built-in tools: `fetchUrl` and `files` are on, `shell` is off unless enabled here. */
-  builtinTools: typedAs<BuiltinToolsOptions>(
-    z.strictObject({
-      fetchUrl: optionsOrFlag(
-        z.strictObject({
-          allowHosts: textList('["wiki.internal"]').optional(),
-          maxBytes: wholeNumber("2097152").optional(),
-          maxChars: wholeNumber("40000").optional(),
-          timeoutMs: wholeNumber("20000").optional(),
-          maxRedirects: z.number().int().min(0).optional(),
-          userAgent: text('"MyBot/1.0"').optional(),
-          approval: approvalPolicySchema.optional(),
-        }),
-      ).optional(),
-      files: optionsOrFlag(
-        z.strictObject({
-          maxReadBytes: wholeNumber("1048576").optional(),
-          maxOutputChars: wholeNumber("50000").optional(),
-          maxEntries: wholeNumber("500").optional(),
-        }),
-      ).optional(),
-      shell: optionsOrFlag(
-        z.strictObject({
-          timeoutMs: wholeNumber("60000").optional(),
-          maxTimeoutMs: wholeNumber("600000").optional(),
-          maxOutputBytes: wholeNumber("65536").optional(),
-          passEnv: textList('["HTTPS_PROXY"]').optional(),
-          env: textRecord('{ CI: "1" }').optional(),
-          shell: text('"/bin/bash"').optional(),
-          killGraceMs: wholeNumber("2000").optional(),
-          sandbox: z.enum(["bwrap", "none"], { error: 'must be "bwrap" or "none"' }).optional(),
-          bwrapPath: text('"/usr/bin/bwrap"').optional(),
-          network: z.boolean({ error: "must be true or false" }).optional(),
-          readOnlyPaths: textList('["/opt/toolchain"]').optional(),
-          approval: approvalPolicySchema.optional(),
-          interruptible: z.boolean({ error: "must be true or false" }).optional(),
-        }),
-      ).optional(),
-    }),
-  ).optional(),
+  builtinTools: builtinToolsSchema.optional(),
   /** MCP servers by name; their tools are called `<name>__<tool>` and need approval unless configured. */
   mcpServers: z
     .record(
       z.string().regex(/^[A-Za-z0-9_-]{1,30}$/, {
         error: 'names must be 1–30 letters, digits, "_" or "-", for example github',
       }),
-      typedAs<McpServerConfig>(mcpServer),
+      mcpServerSchema,
       {
         error: (issue) =>
           issue.code === "invalid_key"
@@ -213,22 +115,22 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   /** User ids that may approve tools and stop runs in every thread (besides the run's requester). */
-  approvers: textList('["U012ABCDEF"]').optional(),
+  approvers: textListSetting('["U012ABCDEF"]').optional(),
   /** How long an approval card waits before it counts as denied. Default 10 minutes. */
-  approvalTimeoutMs: wholeNumber("600000").optional(),
+  approvalTimeoutMs: wholeNumberSetting("600000").optional(),
   /** After this long without a decision the requester is mentioned once in the thread. Default 2 minutes; 0 = never. */
-  approvalReminderMs: offOrCount("120000").optional(),
+  approvalReminderMs: offOrCountSetting("120000").optional(),
   /** Only these users / channels (platform ids) may start runs or talk to a run. Default: everyone. */
   allow: z
     .strictObject({
-      users: textList('["U012ABCDEF"]').optional(),
-      channels: textList('["C012ABCDEF"]').optional(),
+      users: textListSetting('["U012ABCDEF"]').optional(),
+      channels: textListSetting('["C012ABCDEF"]').optional(),
     })
     .optional(),
   /** Emoji names of the reaction vocabulary. */
   reactions: z.strictObject(reactionNamesShape).optional(),
   /** Where a reply to a busy agent goes by default. Default `"steer"`. */
-  defaultDisposition: oneOf(["steer", "followUp"]).optional(),
+  defaultDisposition: oneOfSetting(["steer", "followUp"]).optional(),
   /**
    * A reply to a busy agent that starts with this text is an **interrupt** (⚡): delivered now, cutting the
    * model's streaming answer. The prefix is removed from what the model reads. Default `"!!"`; `""` turns it off.
@@ -239,7 +141,7 @@ export const configSchema = z.strictObject({
   /** How many queued follow-up messages reach the agent at once. Default `"one-at-a-time"`. */
   followUpMode: queueMode.optional(),
   /** Require a mention to start a run from a reply in an idle thread. Default false. */
-  requireMentionWhenIdle: bool().optional(),
+  requireMentionWhenIdle: flagSetting().optional(),
   /**
    * Replies that stop the active run when they are the whole message (any case, punctuation ignored, so
    * "Stop!" and "stop." count; a longer sentence that contains "stop" never does). Replaces the default
@@ -252,13 +154,13 @@ export const configSchema = z.strictObject({
     .min(1, 'must name at least one word, for example ["stop"]')
     .optional(),
   /** Queued messages per thread before new ones are refused. Default 20. */
-  queueCap: wholeNumber("20").optional(),
+  queueCap: wholeNumberSetting("20").optional(),
   /** Limits of one run. */
   budgets: z
     .strictObject({
-      maxTurns: wholeNumber("50").optional(),
-      maxWallMs: wholeNumber("900000").optional(),
-      maxTokens: wholeNumber("200000").optional(),
+      maxTurns: wholeNumberSetting("50").optional(),
+      maxWallMs: wholeNumberSetting("900000").optional(),
+      maxTokens: wholeNumberSetting("200000").optional(),
     })
     .optional(),
   /**
@@ -301,33 +203,35 @@ export const configSchema = z.strictObject({
   loopGuard: z
     .strictObject({
       /** Calls of one tool with the same arguments per run; the Nth is refused. Default 3. */
-      maxRepeats: offOrCount("3").optional(),
+      maxRepeats: offOrCountSetting("3").optional(),
       /** Tool calls in one model response. Default 20. */
-      maxToolCallsPerTurn: offOrCount("20").optional(),
+      maxToolCallsPerTurn: offOrCountSetting("20").optional(),
       /** Tool calls in one run. Default 100. */
-      maxToolCallsPerRun: offOrCount("100").optional(),
+      maxToolCallsPerRun: offOrCountSetting("100").optional(),
     })
     .optional(),
   /** Show the run footer (turns, tool calls, tokens, cost). Default true. */
-  footer: bool().optional(),
+  footer: flagSetting().optional(),
   /**
    * Characters of text one tool result may carry into the transcript; a longer one keeps its start and
    * end, and the model is told what was cut. Default `TOOL_RESULT_MAX_CHARS` or 32 000 (at least 1 000).
    */
-  toolResultMaxChars: wholeNumber("32000")
+  toolResultMaxChars: wholeNumberSetting("32000")
     .min(1_000, { error: "must be at least 1000, for example 32000" })
     .optional(),
   /** Chat messages the bot posts for one run before it cuts the answer off. Default `REPLY_MAX_MESSAGES` or 20. */
-  replyMaxMessages: wholeNumber("20").min(2, { error: "must be at least 2, for example 20" }).optional(),
+  replyMaxMessages: wholeNumberSetting("20")
+    .min(2, { error: "must be at least 2, for example 20" })
+    .optional(),
   /** Characters of answer text the bot posts for one run before it cuts it off. Default `REPLY_MAX_CHARS` or 40 000. */
-  replyMaxChars: wholeNumber("40000").optional(),
+  replyMaxChars: wholeNumberSetting("40000").optional(),
   /** Root of the per-thread workspace directories. Default `THREADLINE_WORKSPACE_DIR` or `.threadline/workspaces`. */
-  workspaceDir: text('"/var/lib/threadline/workspaces"').optional(),
+  workspaceDir: textSetting('"/var/lib/threadline/workspaces"').optional(),
   /** How long threads are kept inside the model's context window. */
   context: z
     .strictObject({
       /** Summarize the oldest turns with one model call when a thread outgrows the window. Default true. */
-      summarize: bool().optional(),
+      summarize: flagSetting().optional(),
     })
     .optional(),
   /** Slack-only settings. */
@@ -337,8 +241,8 @@ export const configSchema = z.strictObject({
       suggestedPrompts: z
         .array(
           z.strictObject({
-            title: text('"What can you do?"'),
-            message: text('"What can you help me with?"'),
+            title: textSetting('"What can you do?"'),
+            message: textSetting('"What can you help me with?"'),
           }),
           {
             error:
@@ -348,7 +252,7 @@ export const configSchema = z.strictObject({
         .max(4, { error: "Slack shows at most 4 suggested prompts" })
         .optional(),
       /** The heading above them. Default "Try asking". */
-      suggestedPromptsTitle: text('"Try asking"').optional(),
+      suggestedPromptsTitle: textSetting('"Try asking"').optional(),
     })
     .optional(),
 });

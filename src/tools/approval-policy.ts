@@ -56,6 +56,13 @@ export const approvalPolicySchema: z.ZodType<ApprovalPolicy, ApprovalPolicy> = z
 export type ApprovalPolicy<TArgs = Record<string, unknown>> = ApprovalNeed | ApprovalFunction<TArgs>;
 
 /**
+ * {@link approvalPolicySchema} for a tool whose policy functions get `TArgs` (a built-in's `approval`
+ * option): the same check, with the function's arguments typed as the tool's.
+ */
+export const approvalPolicySchemaFor = <TArgs>() =>
+  approvalPolicySchema as unknown as z.ZodType<ApprovalPolicy<TArgs>, ApprovalPolicy<TArgs>>;
+
+/**
  * How long an approval card waits for a decision before the call is denied ("approval timed out"):
  * milliseconds, or `"none"` to wait until someone decides (or the run is stopped).
  */

@@ -3,26 +3,33 @@ import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { z } from "zod";
-import type { ApprovalPolicy } from "./approval-policy.js";
+import { approvalPolicySchemaFor } from "./approval-policy.js";
 import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
 import { htmlToMarkdown } from "./html-to-markdown.js";
-import { type NetGuardOptions, pinPublicTarget } from "./net-guard.js";
+import { type NetGuardOptions, netGuardSettingsSchema, pinPublicTarget } from "./net-guard.js";
+import { textSetting, wholeNumberSetting } from "./setting-schemas.js";
 
-/** Settings of the `fetch_url` tool. */
-export interface FetchUrlOptions extends NetGuardOptions {
+/** The settings of the `fetch_url` tool an operator sets (`builtinTools.fetchUrl` in the config module). */
+export const fetchUrlSettingsSchema = netGuardSettingsSchema.extend({
   /** Largest body read (after decompression); the rest is cut off. Default 2 MiB. */
-  maxBytes?: number;
+  maxBytes: wholeNumberSetting("2097152").optional(),
   /** Most characters returned to the model. Default 40 000. */
-  maxChars?: number;
+  maxChars: wholeNumberSetting("40000").optional(),
   /** Whole-request time limit, redirects included. Default 20 000 ms. */
-  timeoutMs?: number;
-  /** Default 5. */
-  maxRedirects?: number;
+  timeoutMs: wholeNumberSetting("20000").optional(),
+  /** Redirects followed (each one checked like the first request). Default 5. */
+  maxRedirects: z.number().int().min(0).optional(),
   /** Default `Threadline/0.1 (+fetch_url)`. */
-  userAgent?: string;
+  userAgent: textSetting('"MyBot/1.0"').optional(),
   /** Default `"never"`. */
-  approval?: ApprovalPolicy<{ url: string }>;
-}
+  approval: approvalPolicySchemaFor<{ url: string }>().optional(),
+});
+
+/** See {@link fetchUrlSettingsSchema}. */
+export type FetchUrlSettings = z.infer<typeof fetchUrlSettingsSchema>;
+
+/** Options of the `fetch_url` tool: its settings, and what only code passes (a DNS resolver). */
+export interface FetchUrlOptions extends FetchUrlSettings, NetGuardOptions {}
 
 /** A fetched response body, before conversion. */
 export interface FetchedBody {

@@ -3,17 +3,21 @@ import { type FileHandle, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
+import { wholeNumberSetting, withDefaults } from "./setting-schemas.js";
 import { openForReading, replaceInWorkspace, resolveInWorkspace, type WorkspacePath } from "./workspace.js";
 
-/** Limits of the workspace file tools. */
-export interface FileToolsOptions {
+/** Limits of the workspace file tools (`builtinTools.files` in the config module). */
+export const fileToolsSettingsSchema = z.strictObject({
   /** Largest file `read_file` / `edit_file` read, in bytes. Default 1 MiB. */
-  maxReadBytes?: number;
+  maxReadBytes: wholeNumberSetting("1048576").optional(),
   /** Most characters `read_file` returns in one call. Default 50 000. */
-  maxOutputChars?: number;
+  maxOutputChars: wholeNumberSetting("50000").optional(),
   /** Most entries `list_files` returns. Default 500. */
-  maxEntries?: number;
-}
+  maxEntries: wholeNumberSetting("500").optional(),
+});
+
+/** See {@link fileToolsSettingsSchema}. */
+export type FileToolsOptions = z.infer<typeof fileToolsSettingsSchema>;
 
 const DEFAULTS = { maxReadBytes: 1024 * 1024, maxOutputChars: 50_000, maxEntries: 500 };
 
@@ -79,7 +83,7 @@ function countOccurrences(text: string, needle: string): number {
 
 /** `read_file`: a text file from the thread's workspace, by line range. */
 export function readFileTool(options: FileToolsOptions = {}): AnyToolDefinition {
-  const { maxReadBytes, maxOutputChars } = { ...DEFAULTS, ...options };
+  const { maxReadBytes, maxOutputChars } = withDefaults(DEFAULTS, options);
   return defineTool({
     name: "read_file",
     description:
@@ -127,7 +131,7 @@ export function writeFileTool(): AnyToolDefinition {
 
 /** `edit_file`: replaces an exact piece of text in a file. */
 export function editFileTool(options: FileToolsOptions = {}): AnyToolDefinition {
-  const { maxReadBytes } = { ...DEFAULTS, ...options };
+  const { maxReadBytes } = withDefaults(DEFAULTS, options);
   return defineTool({
     name: "edit_file",
     description:
@@ -158,7 +162,7 @@ export function editFileTool(options: FileToolsOptions = {}): AnyToolDefinition 
 
 /** `list_files`: the entries of a workspace directory (optionally recursive; links are not followed). */
 export function listFilesTool(options: FileToolsOptions = {}): AnyToolDefinition {
-  const { maxEntries } = { ...DEFAULTS, ...options };
+  const { maxEntries } = withDefaults(DEFAULTS, options);
   return defineTool({
     name: "list_files",
     description:

@@ -10,6 +10,7 @@ export {
   type ApprovalTimeout,
   approvalNeedSchema,
   approvalPolicySchema,
+  approvalPolicySchemaFor,
   approvalTimeoutSchema,
   type BoundApprovalPolicy,
   bindApprovalPolicy,
@@ -40,7 +41,9 @@ export {
 export {
   type FetchedBody,
   type FetchUrlOptions,
+  type FetchUrlSettings,
   fetchGuarded,
+  fetchUrlSettingsSchema,
   fetchUrlTool,
   readableText,
 } from "./fetch-url.js";
@@ -48,6 +51,7 @@ export {
   editFileTool,
   type FileToolsOptions,
   fileTools,
+  fileToolsSettingsSchema,
   listFilesTool,
   readFileTool,
   writeFileTool,
@@ -63,15 +67,21 @@ export {
   type McpStdioServer,
   type McpToolset,
   mcpContentToResult,
+  mcpHttpServerSchema,
+  mcpServerCommonSchema,
+  mcpServerSchema,
+  mcpStdioServerSchema,
   mcpToolName,
 } from "./mcp.js";
 export {
   McpConnection,
   type McpConnectionEvent,
   type McpReconnectOptions,
+  mcpReconnectSettingsSchema,
 } from "./mcp-connection.js";
 export {
   type NetGuardOptions,
+  netGuardSettingsSchema,
   nonPublicReason,
   type PinnedTarget,
   pinPublicTarget,
@@ -83,24 +93,38 @@ export {
   type BwrapSandbox,
   type BwrapSandboxOptions,
   bwrapArgs,
+  bwrapSandboxSettingsSchema,
   findExecutable,
   probeBwrap,
   SANDBOX_PATH,
   type SandboxProbe,
   type ShellSandboxMode,
+  shellSandboxModeSchema,
 } from "./sandbox.js";
+export {
+  flagSetting,
+  numberSetting,
+  offOrCountSetting,
+  oneOfSetting,
+  textListSetting,
+  textRecordSetting,
+  textSetting,
+  wholeNumberSetting,
+} from "./setting-schemas.js";
 export {
   type CommandResult,
   type RunCommandOptions,
   runShellCommand,
   type ShellOptions,
   scrubbedEnv,
+  shellSettingsSchema,
   shellTool,
 } from "./shell.js";
 export {
   type BuiltinToolsOptions,
   bindTools,
   builtinTools,
+  builtinToolsSchema,
   duplicateToolNames,
   withApprovalPolicies,
 } from "./toolbox.js";

@@ -5,8 +5,10 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { ToolError } from "./define-tool.js";
 import type { McpServerConfig } from "./mcp.js";
+import { wholeNumberSetting } from "./setting-schemas.js";
 
 /** A tool as the server lists it. */
 export interface ListedMcpTool {
@@ -28,12 +30,15 @@ export type McpConnectionEvent =
   | { type: "reconnected"; server: string; attempt: number; downMs: number; toolsChanged: boolean };
 
 /** Backoff of reconnect attempts: immediately, then `initialDelayMs`, doubling up to `maxDelayMs`. */
-export interface McpReconnectOptions {
+export const mcpReconnectSettingsSchema = z.strictObject({
   /** Delay after the first failed attempt. Default 1 000 ms. */
-  initialDelayMs?: number;
+  initialDelayMs: wholeNumberSetting("1000").optional(),
   /** The longest delay between attempts; they go on at this pace until the server is back. Default 60 000 ms. */
-  maxDelayMs?: number;
-}
+  maxDelayMs: wholeNumberSetting("60000").optional(),
+});
+
+/** See {@link mcpReconnectSettingsSchema}. */
+export type McpReconnectOptions = z.infer<typeof mcpReconnectSettingsSchema>;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

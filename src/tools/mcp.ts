@@ -1,53 +1,102 @@
 import { z } from "zod";
 import type { AgentToolResult, ImageContent, TextContent } from "../agent/index.js";
-import type { ApprovalNeed } from "./approval-policy.js";
+import { approvalNeedSchema } from "./approval-policy.js";
 import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
 import {
   type ListedMcpTool,
   McpConnection,
   type McpConnectionEvent,
-  type McpReconnectOptions,
+  mcpReconnectSettingsSchema,
   openMcpClient,
 } from "./mcp-connection.js";
+import {
+  flagSetting,
+  textListSetting,
+  textRecordSetting,
+  textSetting,
+  wholeNumberSetting,
+} from "./setting-schemas.js";
 
-/** What every MCP server entry may say besides how to reach it. */
-export interface McpServerCommon {
+/** The fields of every MCP server entry, however it is reached. */
+const commonShape = {
   /** Approval of the server's tools. Default `"ask"`. */
-  approval?: ApprovalNeed;
+  approval: approvalNeedSchema.optional(),
   /** Per-tool approval, by the tool's name on the server; wins over `approval`. */
-  toolApproval?: Record<string, ApprovalNeed>;
+  toolApproval: z.record(z.string(), approvalNeedSchema).optional(),
   /**
    * Tools (by their name on the server, or `<server>__<tool>`) that a steer or interrupt arriving while they
    * run may abort — waits and reads only. Default none: MCP tools run to the end.
    */
-  interruptible?: readonly string[];
+  interruptible: textListSetting('["wait_for_build"]').optional(),
   /** Set `false` to keep the entry but not connect. Default true. */
-  enabled?: boolean;
+  enabled: flagSetting().optional(),
   /** Time allowed to start and list tools. Default 30 000 ms. */
-  startupTimeoutMs?: number;
+  startupTimeoutMs: wholeNumberSetting("30000").optional(),
   /** Time limit of one tool call. Default 120 000 ms. */
-  callTimeoutMs?: number;
+  callTimeoutMs: wholeNumberSetting("120000").optional(),
   /** Backoff of reconnect attempts after the server went away (stdio: respawned; HTTP: reached again). */
-  reconnect?: McpReconnectOptions;
-}
+  reconnect: mcpReconnectSettingsSchema.optional(),
+};
 
-/** A server started as a child process, spoken to over stdio. */
-export interface McpStdioServer extends McpServerCommon {
-  command: string;
-  args?: string[];
+const stdioCommand = textSetting('"npx"');
+/** How a server started as a child process is run. */
+const stdioShape = {
+  command: stdioCommand,
+  args: textListSetting('["-y", "@modelcontextprotocol/server-github"]').optional(),
   /** Added to a minimal safe environment (the worker's secrets are not inherited). */
-  env?: Record<string, string>;
-  cwd?: string;
-}
+  env: textRecordSetting("{ GITHUB_TOKEN: process.env.GITHUB_TOKEN }").optional(),
+  cwd: textSetting('"/srv/tools"').optional(),
+};
 
+const httpUrl = z
+  .string({ error: "must be a URL, for example https://mcp.example.com/mcp" })
+  .refine((value) => URL.canParse(value) && /^https?:/.test(value), {
+    error: "must be an http(s) URL, for example https://mcp.example.com/mcp",
+  });
+/** How a server reached over streamable HTTP is addressed. */
+const httpShape = {
+  url: httpUrl,
+  headers: textRecordSetting('{ Authorization: "Bearer …" }').optional(),
+};
+
+/** What every MCP server entry may say besides how to reach it. */
+export const mcpServerCommonSchema = z.strictObject(commonShape);
+/** A server started as a child process, spoken to over stdio. */
+export const mcpStdioServerSchema = z.strictObject({ ...stdioShape, ...commonShape });
 /** A server reached over streamable HTTP. */
-export interface McpHttpServer extends McpServerCommon {
-  url: string;
-  headers?: Record<string, string>;
-}
+export const mcpHttpServerSchema = z.strictObject({ ...httpShape, ...commonShape });
 
+/** See {@link mcpServerCommonSchema}. */
+export type McpServerCommon = z.infer<typeof mcpServerCommonSchema>;
+/** See {@link mcpStdioServerSchema}. */
+export type McpStdioServer = z.infer<typeof mcpStdioServerSchema>;
+/** See {@link mcpHttpServerSchema}. */
+export type McpHttpServer = z.infer<typeof mcpHttpServerSchema>;
 /** One configured MCP server. */
 export type McpServerConfig = McpStdioServer | McpHttpServer;
+
+/**
+ * One MCP server entry (a value of `mcpServers` in the config module): the stdio and the HTTP fields in
+ * one object, so a wrong field gets its own message ("url must be an http(s) URL") rather than "matches
+ * neither kind", and exactly one of `command` / `url` is required. That check is what makes a valid
+ * value an {@link McpServerConfig}, hence the type is stated, not inferred.
+ */
+export const mcpServerSchema = z
+  .strictObject({
+    ...stdioShape,
+    command: stdioCommand.optional(),
+    ...httpShape,
+    url: httpUrl.optional(),
+    ...commonShape,
+  })
+  .superRefine((server, ctx) => {
+    if ((server.command === undefined) === (server.url === undefined))
+      ctx.addIssue({
+        code: "custom",
+        message:
+          'needs either command (a server started over stdio, e.g. command: "npx") or url (streamable HTTP, e.g. url: "https://mcp.example.com/mcp"), not both',
+      });
+  }) as unknown as z.ZodType<McpServerConfig, McpServerConfig>;
 
 /** A server that could not be used, with the reason in plain words. */
 export interface McpFailure {

@@ -1,7 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { z } from "zod";
 import { ToolError } from "./define-tool.js";
+import { textListSetting } from "./setting-schemas.js";
 
 /** One resolved address. */
 export interface ResolvedAddress {
@@ -56,14 +58,18 @@ function describeRange(range: string): string {
   }
 }
 
-/** SSRF settings of the URL fetcher. */
-export interface NetGuardOptions {
+/** The SSRF settings of the URL fetcher an operator sets (`builtinTools.fetchUrl` in the config module). */
+export const netGuardSettingsSchema = z.strictObject({
   /**
    * Hosts fetched even when they resolve to non-public addresses (an explicit opt-in, e.g. an intranet
    * wiki or a test server): `"wiki.internal"`, `"127.0.0.1"` or with a port, `"127.0.0.1:8080"`. Matched
    * against the URL's host name, never against what a name resolves to.
    */
-  allowHosts?: string[];
+  allowHosts: textListSetting('["wiki.internal"]').optional(),
+});
+
+/** SSRF settings of the URL fetcher: {@link netGuardSettingsSchema}'s, and what only code passes. */
+export interface NetGuardOptions extends z.infer<typeof netGuardSettingsSchema> {
   /** Default {@link systemResolver}. */
   resolve?: Resolver;
 }

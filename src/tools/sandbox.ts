@@ -3,23 +3,31 @@ import { accessSync, constants, lstatSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
+import { z } from "zod";
+import { flagSetting, textListSetting, textSetting } from "./setting-schemas.js";
 
 /**
  * How the `shell` tool isolates commands: `"bwrap"` (default) runs each one in a bubblewrap sandbox;
  * `"none"` runs it directly on the worker, where it can read the worker's files and its processes'
  * environments (API keys, bot tokens). `"none"` is an explicit operator choice, never a fallback.
  */
-export type ShellSandboxMode = "bwrap" | "none";
+export const shellSandboxModeSchema = z.enum(["bwrap", "none"], { error: 'must be "bwrap" or "none"' });
 
-/** Settings of the bubblewrap sandbox. */
-export interface BwrapSandboxOptions {
+/** See {@link shellSandboxModeSchema}. */
+export type ShellSandboxMode = z.infer<typeof shellSandboxModeSchema>;
+
+/** Settings of the bubblewrap sandbox (part of `builtinTools.shell` in the config module). */
+export const bwrapSandboxSettingsSchema = z.strictObject({
   /** The `bwrap` binary: an absolute path, or a name looked up on the worker's PATH. Default `"bwrap"`. */
-  bwrapPath?: string;
+  bwrapPath: textSetting('"/usr/bin/bwrap"').optional(),
   /** Share the worker's network (downloads, git, package managers). `false` = no network at all. Default true. */
-  network?: boolean;
+  network: flagSetting().optional(),
   /** More host paths commands may read (mounted read-only at the same place), e.g. `["/opt/toolchain"]`. */
-  readOnlyPaths?: string[];
-}
+  readOnlyPaths: textListSetting('["/opt/toolchain"]').optional(),
+});
+
+/** See {@link bwrapSandboxSettingsSchema}. */
+export type BwrapSandboxOptions = z.infer<typeof bwrapSandboxSettingsSchema>;
 
 /** A sandbox ready to wrap commands: the resolved binary plus its settings. */
 export interface BwrapSandbox extends BwrapSandboxOptions {

@@ -1,51 +1,64 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
-import type { ApprovalPolicy } from "./approval-policy.js";
+import { approvalPolicySchemaFor } from "./approval-policy.js";
 import { type AnyToolDefinition, defineTool, ToolError } from "./define-tool.js";
 import {
   type BwrapSandbox,
-  type BwrapSandboxOptions,
   bwrapArgs,
+  bwrapSandboxSettingsSchema,
   probeBwrap,
   SANDBOX_PATH,
   type SandboxProbe,
-  type ShellSandboxMode,
+  shellSandboxModeSchema,
 } from "./sandbox.js";
+import {
+  flagSetting,
+  textListSetting,
+  textRecordSetting,
+  textSetting,
+  wholeNumberSetting,
+} from "./setting-schemas.js";
 import { ensureWorkspace } from "./workspace.js";
 
-/** Settings of the `shell` tool (the sandbox settings apply when `sandbox` is `"bwrap"`). */
-export interface ShellOptions extends BwrapSandboxOptions {
+/**
+ * Settings of the `shell` tool (`builtinTools.shell` in the config module); the sandbox settings apply
+ * when `sandbox` is `"bwrap"`.
+ */
+export const shellSettingsSchema = bwrapSandboxSettingsSchema.extend({
   /**
    * `"bwrap"` (default): every command runs in a bubblewrap sandbox; when bubblewrap is missing or cannot
    * create namespaces, calls fail with a clear error instead of running unsandboxed. `"none"`: commands run
    * directly on the worker (they can read its files and processes) — only on the operator's explicit choice.
    */
-  sandbox?: ShellSandboxMode;
+  sandbox: shellSandboxModeSchema.optional(),
   /** Time limit of a command unless the model asks for another one. Default 60 000 ms. */
-  timeoutMs?: number;
+  timeoutMs: wholeNumberSetting("60000").optional(),
   /** The longest time limit the model may ask for. Default 600 000 ms. */
-  maxTimeoutMs?: number;
+  maxTimeoutMs: wholeNumberSetting("600000").optional(),
   /** Output (stdout and stderr together) kept per command; beyond it, the head and tail are kept. Default 64 KiB. */
-  maxOutputBytes?: number;
+  maxOutputBytes: wholeNumberSetting("65536").optional(),
   /**
    * Worker environment variables passed through, by name. Commands otherwise get only an allowlist: PATH,
    * HOME and PWD (the workspace), TERM=dumb, LANG and LC_ALL. Default none.
    */
-  passEnv?: string[];
+  passEnv: textListSetting('["HTTPS_PROXY"]').optional(),
   /** Variables set for every command. */
-  env?: Record<string, string>;
+  env: textRecordSetting('{ CI: "1" }').optional(),
   /** The shell that runs the command with `-c`. Default `/bin/sh`. */
-  shell?: string;
+  shell: textSetting('"/bin/bash"').optional(),
   /** Time between SIGTERM and SIGKILL when a command is stopped. Default 2 000 ms. */
-  killGraceMs?: number;
+  killGraceMs: wholeNumberSetting("2000").optional(),
   /** Default `"ask"`: every command needs an approval. */
-  approval?: ApprovalPolicy<{ command: string; timeoutSeconds?: number | undefined }>;
+  approval: approvalPolicySchemaFor<{ command: string; timeoutSeconds?: number | undefined }>().optional(),
   /**
    * `true` lets a steer or interrupt that arrives while a command runs stop it (SIGTERM, then SIGKILL).
    * Default `false`: a command may have side effects, so only the operator can allow that.
    */
-  interruptible?: boolean;
-}
+  interruptible: flagSetting().optional(),
+});
+
+/** See {@link shellSettingsSchema}. */
+export type ShellOptions = z.infer<typeof shellSettingsSchema>;
 
 /** How a command ended. */
 export interface CommandResult {

@@ -1,18 +1,29 @@
+import { z } from "zod";
 import type { ApprovalPolicy } from "./approval-policy.js";
 import type { AnyToolDefinition, BoundTool, ToolRunScope } from "./define-tool.js";
-import { type FetchUrlOptions, fetchUrlTool } from "./fetch-url.js";
-import { type FileToolsOptions, fileTools } from "./file-tools.js";
-import { type ShellOptions, shellTool } from "./shell.js";
+import { fetchUrlSettingsSchema, fetchUrlTool } from "./fetch-url.js";
+import { fileTools, fileToolsSettingsSchema } from "./file-tools.js";
+import { flagSetting } from "./setting-schemas.js";
+import { shellSettingsSchema, shellTool } from "./shell.js";
 
-/** Which built-in tools are on. `false` disables one; an object enables it with settings. */
-export interface BuiltinToolsOptions {
+const onOffOr = <T extends z.ZodType>(settings: T) =>
+  z.union([flagSetting(), settings], { error: "must be true, false or an object of settings" });
+
+/**
+ * Which built-in tools are on (`builtinTools` in the config module). `false` disables one; `true` enables
+ * it with its defaults; an object enables it with settings (each tool's settings schema).
+ */
+export const builtinToolsSchema = z.strictObject({
   /** `fetch_url`. Default on. */
-  fetchUrl?: boolean | FetchUrlOptions;
+  fetchUrl: onOffOr(fetchUrlSettingsSchema).optional(),
   /** `read_file`, `write_file`, `list_files`, `edit_file` in the thread workspace. Default on. */
-  files?: boolean | FileToolsOptions;
+  files: onOffOr(fileToolsSettingsSchema).optional(),
   /** `shell` in the thread workspace (approval "ask"). Default **off**. */
-  shell?: boolean | ShellOptions;
-}
+  shell: onOffOr(shellSettingsSchema).optional(),
+});
+
+/** See {@link builtinToolsSchema}. */
+export type BuiltinToolsOptions = z.infer<typeof builtinToolsSchema>;
 
 function settings<T extends object>(
   value: boolean | T | undefined,

@@ -1,9 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, parseEnv } from "../../src/config/index.js";
+import { builtinTools } from "../../src/tools/index.js";
+import { call, textOf } from "../tools/helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const FIXTURES = resolve(import.meta.dirname, "../fixtures/config");
@@ -157,6 +159,25 @@ describe("config module", () => {
         /^threadline\.config\.mjs: Tool "two words" is not valid: name must be .*; parameters must be a zod object/,
       ),
     ]);
+  });
+
+  it("a built-in tool setting written as undefined keeps the tool's default instead of lifting the limit", async () => {
+    // A config module may compute a setting that ends up undefined (`process.env.X && Number(process.env.X)`).
+    const loaded = await loadModule(
+      "threadline.config.mjs",
+      "export default { builtinTools: { files: { maxReadBytes: undefined, maxOutputChars: undefined } } };",
+    );
+    const workspace = join(dir, "workspace");
+    await mkdir(workspace);
+    await writeFile(join(workspace, "big.txt"), "x".repeat(1024 * 1024 + 1));
+    await writeFile(join(workspace, "wide.txt"), "y".repeat(60_000));
+    const readFile = builtinTools(loaded.config.builtinTools).find((tool) => tool.name === "read_file")!;
+    await expect(call(readFile, { path: "big.txt" }, { workspaceDir: workspace })).rejects.toThrow(
+      '"big.txt" is 1048577 bytes, more than the 1048576 bytes allowed.',
+    );
+    expect(textOf(await call(readFile, { path: "wide.txt" }, { workspaceDir: workspace }))).toHaveLength(
+      50_000,
+    );
   });
 
   it("fails once with the environment's and the module's problems together", async () => {
