@@ -15,6 +15,7 @@
  *   npm run bench:slack -- --verbose            the Slack calls of the slowest mentions
  *   npm run bench:slack -- --profile /tmp/prof  CPU profiles of the gateway and worker processes
  *   npm run bench:slack -- --rotation-only      just the stream-rotation measurement
+ *   npm run bench:slack -- --latency-only       just the mention → 👀 / first text measurement
  *
  * Stream rotation: long answers (30,000 characters each, about 1,000 a second from the model) streamed
  * natively while the fake enforces one stream's 12,000-character cap and lifetime, so each answer is
@@ -39,6 +40,7 @@ const workerCount = Number(args[args.indexOf("--workers") + 1]) || 1;
 const verbose = args.includes("--verbose");
 const profileDir = args.includes("--profile") ? args[args.indexOf("--profile") + 1] : undefined;
 const rotationOnly = args.includes("--rotation-only");
+const latencyOnly = args.includes("--latency-only");
 
 interface Sample {
   ackMs: number;
@@ -352,7 +354,7 @@ async function main() {
   await requireRedis(redis);
   redis.disconnect();
   if (!rotationOnly) await latency();
-  await rotation();
+  if (!latencyOnly) await rotation();
 }
 
 async function rotation() {

@@ -54,7 +54,15 @@ export function restrictInbound(
   const allowed = (thread: ThreadRef, userId: string) => refusal(thread, userId) === undefined;
   const report = createRefusalReport(reporting);
   const stop = inbound.stop?.bind(inbound);
+  const acknowledge = inbound.acknowledge?.bind(inbound);
   return {
+    // A refused mention is never acknowledged: nothing was seen as far as its author can tell.
+    ...(acknowledge
+      ? {
+          acknowledge: (thread: ThreadRef, messageId: string, authorId: string) =>
+            allowed(thread, authorId) ? acknowledge(thread, messageId, authorId) : Promise.resolve(),
+        }
+      : {}),
     message: (message) => {
       const list = refusal(message.thread, message.author.id);
       if (list === undefined) return inbound.message(message);

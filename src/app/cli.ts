@@ -101,7 +101,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
 
 /**
  * Starts the ops server, the worker and the gateway of `roles`, pushing each onto `parts` as it starts;
- * returns the shared Redis connection, to close after them.
+ * returns the shared Redis connections, to close after them.
  */
 async function startParts(
   roles: { gateway: boolean; worker: boolean },
@@ -115,6 +115,13 @@ async function startParts(
 ): Promise<Closable> {
   const { env, settings, log, parts, concurrency } = ctx;
   const redis = commandConnection(redisTarget(env));
+  // The platforms' rate limits on a connection of their own: a reaction's budget check never waits
+  // behind a burst of intake scripts or a worker's run writes on `redis` (issue #17).
+  const limits = commandConnection(redisTarget(env));
+  const disconnect = () => {
+    redis.disconnect();
+    limits.disconnect();
+  };
   try {
     // The one RunsConfig of this process: the worker, the gateway and the platforms all get this one.
     const config = runsConfigFromEnv(env, settings);
@@ -144,6 +151,7 @@ async function startParts(
     const platforms = await createPlatforms({
       env,
       redis,
+      limits,
       log,
       role: roles.gateway ? "gateway" : "worker",
       config,
@@ -172,10 +180,10 @@ async function startParts(
       );
     }
   } catch (err) {
-    redis.disconnect();
+    disconnect();
     throw err;
   }
-  return { close: async () => void redis.disconnect() };
+  return { close: async () => disconnect() };
 }
 
 const program = new Command()

@@ -11,12 +11,12 @@ import type { PlatformDeps } from "./platforms.js";
  * The Discord adapter from the environment: token, API URL, shards (gateway processes), access lists,
  * edit interval, and the global REST budget in Redis shared by every gateway and worker of the bot.
  */
-export function discordPlatform({ env, redis, log }: PlatformDeps): ChatPlatform | undefined {
+export function discordPlatform({ env, redis, limits, log }: PlatformDeps): ChatPlatform | undefined {
   if (!env.DISCORD_TOKEN) return undefined;
   const options: DiscordPlatformOptions = {
     token: env.DISCORD_TOKEN,
     budget: createRedisRestBudget({
-      redis,
+      redis: limits ?? redis,
       keyPrefix: discordRestBudgetPrefix(env.THREADLINE_PREFIX),
       perSecond: env.DISCORD_GLOBAL_RATE_LIMIT,
       log,

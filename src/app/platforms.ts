@@ -7,8 +7,14 @@ import type { RedisClient } from "./redis.js";
 /** What platform factories get from the composition root. */
 export interface PlatformDeps {
   env: Env;
-  /** A command connection (for Redis-backed rate limits). */
+  /** The process's command connection (stores, the playground). */
   redis: RedisClient;
+  /**
+   * The command connection of the platforms' Redis-backed rate limits (Slack's method budgets, Discord's
+   * REST budget), separate from `redis` so a budget check is never queued behind intake scripts and run
+   * writes. Not closed by the platforms. Default `redis`.
+   */
+  limits?: RedisClient;
   log: RunLogger;
   /** "gateway" receives events; "worker" only posts through REST. */
   role: "gateway" | "worker";

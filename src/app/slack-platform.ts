@@ -20,6 +20,7 @@ import type { PlatformDeps } from "./platforms.js";
 export function slackPlatform({
   env,
   redis,
+  limits,
   log,
   role,
   config,
@@ -31,7 +32,7 @@ export function slackPlatform({
   const options: SlackPlatformOptions = {
     botToken: env.SLACK_BOT_TOKEN,
     rateLimiter: createRedisRateLimiter({
-      redis,
+      redis: limits ?? redis,
       prefix: env.THREADLINE_PREFIX,
       budgets: historyBudgets(env.SLACK_HISTORY_TIER),
     }),

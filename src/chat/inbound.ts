@@ -36,6 +36,15 @@ export type ApprovalForm =
  * the order its events arrived (`ThreadSerial`).
  */
 export interface ChatInbound {
+  /**
+   * A message that mentions the bot (or is a DM to it) by `authorId` just arrived: show that it was seen
+   * (👀) now, before the adapter's lookups (author name, thread history) and before it is stored. The
+   * adapter calls it at most once per message, on arrival, and hands the message over with
+   * {@link ChatInbound.message} afterwards as usual; that call then reuses this acknowledgement instead of
+   * reacting again. Never rejects (a failed reaction is logged). Optional: without it, `message`
+   * acknowledges a mention itself.
+   */
+  acknowledge?(thread: ThreadRef, messageId: string, authorId: string): Promise<void>;
   /** A new user message: a mention, a DM, or a reply in a thread. */
   message(message: IncomingMessage): Promise<void>;
   /** The author edited a message (text replaced). */

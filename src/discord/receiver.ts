@@ -108,6 +108,8 @@ export class DiscordReceiver {
     const thread = threadRefIn(place, message.id);
     if (!thread || (place.kind === "text" && !mentionsBot)) return;
     if (!this.allowed(place, message.author.id, message.member)) return;
+    // 👀 now, before the thread is started and its history read (the reaction needs neither).
+    if (mentionsBot) void this.options.inbound.acknowledge?.(thread, message.id, message.author.id);
     this.queue(thread, "message", message.id, async () => {
       const incoming = this.incoming(message, thread, mentionsBot, roles);
       if (place.kind === "text" && !(await this.startThread(message, incoming.text))) return;

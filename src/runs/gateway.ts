@@ -12,6 +12,7 @@ import {
   type ReactionEvent,
   reactionRoleOf,
   type ThreadRef,
+  threadId,
 } from "../chat/index.js";
 import type { RunsConfig } from "./config.js";
 import type { FormResult, Intake } from "./intake.js";
@@ -29,6 +30,9 @@ export interface GatewayOptions {
   /** How long a message is retried while Redis is away; default {@link DEFAULT_INTAKE_RETRY}. */
   intakeRetry?: Partial<IntakeRetryPolicy>;
 }
+
+/** Early acknowledgements remembered until their message arrives (a forgotten one costs a second reaction). */
+const MAX_PENDING_ACKS = 10_000;
 
 /** What the author of a message that could not be stored is told (privately). */
 export const NOT_STORED_NOTICE =
@@ -90,14 +94,37 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     }
   };
 
+  /**
+   * 👀 reactions an adapter asked for on arrival ({@link ChatInbound.acknowledge}), until `message` takes
+   * them over (it waits for the reaction before it may take it back): an event delivered twice on arrival
+   * (Slack's `message` and `app_mention`) reacts once; a later replay reacts again, as before. Bounded.
+   */
+  const acknowledged = new Map<string, Promise<void>>();
+  const ackKey = (thread: ThreadRef, messageId: string) => `${threadId(thread)}\n${messageId}`;
+  const seenMark = (thread: ThreadRef, messageId: string) =>
+    safely("react", { messageId }, () => outbound.react(thread, messageId, marks.seen));
+
   return {
+    acknowledge(thread: ThreadRef, messageId: string) {
+      const key = ackKey(thread, messageId);
+      const running = acknowledged.get(key);
+      if (running) return running;
+      const reacting = seenMark(thread, messageId);
+      acknowledged.set(key, reacting);
+      if (acknowledged.size > MAX_PENDING_ACKS) acknowledged.delete(acknowledged.keys().next().value!);
+      return reacting;
+    },
+
     async message(message: IncomingMessage) {
+      const key = ackKey(message.thread, message.id);
+      const early = acknowledged.get(key);
+      acknowledged.delete(key);
       await traceIntake(message, async () => {
         const fields = { messageId: message.id };
-        // The mention is acknowledged at once, before any worker picks the run up.
-        const seen = message.mentionsBot
-          ? safely("react", fields, () => outbound.react(message.thread, message.id, marks.seen))
-          : Promise.resolve();
+        // The mention is acknowledged at once (by the adapter on arrival, or here), before any worker
+        // picks the run up; storing it does not wait for the reaction.
+        const seen =
+          early ?? (message.mentionsBot ? seenMark(message.thread, message.id) : Promise.resolve());
         const result = await traceSubmit(() => durable.submit(message));
         await seen;
         switch (result.kind) {

@@ -10,6 +10,11 @@ export interface DeferredAckOptions {
    */
   deadlineMs?: number;
   log: SlackLogger;
+  /**
+   * Called with each Events API body as it arrives, synchronously, before bolt's middleware sees it (the
+   * gateway acknowledges mentions here). Must not throw. Default: nothing.
+   */
+  onEvent?: (body: Record<string, unknown>) => void;
 }
 
 /** Thrown to bolt when an event was not handled within {@link DeferredAckOptions.deadlineMs}. */
@@ -55,6 +60,11 @@ export class DeferredAckReceiver implements Receiver {
   private async process(app: App, event: ReceiverEvent): Promise<void> {
     if (event.body.type !== "event_callback") return app.processEvent(event);
     const eventId = typeof event.body.event_id === "string" ? event.body.event_id : undefined;
+    try {
+      this.options.onEvent?.(event.body);
+    } catch (err) {
+      this.options.log.warn({ err, eventId }, "slack: early event hook failed");
+    }
     let requested: { response: unknown } | undefined;
     const handling = app.processEvent({
       ...event,

@@ -138,6 +138,8 @@ export class SlackInbound {
   private readonly seen: SeenMessages;
   /** Messages already recorded in {@link seen} (a mention arrives as `app_mention` and as `message`). */
   private readonly recorded = new ExpiringMap<true>(20_000, 10 * 60 * 1000);
+  /** Where events go; set by {@link SlackInbound.start} (the receiver acknowledges mentions through it). */
+  private inbound: ChatInbound | undefined;
 
   constructor(private readonly options: SlackInboundOptions) {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
@@ -158,6 +160,7 @@ export class SlackInbound {
   async start(inbound: ChatInbound): Promise<void> {
     const auth = await this.options.api.client.auth.test();
     this.self = { userId: String(auth.user_id ?? ""), botId: auth.bot_id ? String(auth.bot_id) : undefined };
+    this.inbound = inbound;
     const app = new App({
       token: this.options.botToken,
       receiver: this.receiver(),
@@ -256,7 +259,11 @@ export class SlackInbound {
           if (!response.headersSent) response.writeHead(500).end();
         },
       });
-      return new DeferredAckReceiver(http, { deadlineMs: HTTP_ACK_DEADLINE_MS, log: this.log });
+      return new DeferredAckReceiver(http, {
+        deadlineMs: HTTP_ACK_DEADLINE_MS,
+        log: this.log,
+        onEvent: (body) => this.arrived(body),
+      });
     }
     const socket = new SocketModeReceiver({
       appToken: connection.appToken,
@@ -269,7 +276,36 @@ export class SlackInbound {
       // Not stored: no ack, so Slack redelivers the envelope; the cause is logged by the listener.
       processEventErrorHandler: async () => false,
     });
-    return new DeferredAckReceiver(socket, { log: this.log });
+    return new DeferredAckReceiver(socket, { log: this.log, onEvent: (body) => this.arrived(body) });
+  }
+
+  /**
+   * An event as it arrives, before bolt's middleware runs: a mention is acknowledged (👀) right here, so
+   * its reaction is not queued behind the handling of every event that arrived with it. Never throws.
+   */
+  private arrived(body: Record<string, unknown>): void {
+    const raw = body.event as (SlackMessageEvent & { type?: string }) | undefined;
+    if (!raw || (raw.type !== "message" && raw.type !== "app_mention")) return;
+    const team = typeof body.team_id === "string" ? body.team_id : "";
+    const mention = this.mentionOf(classifyMessageEvent(raw), team, raw.type === "app_mention");
+    if (mention) void this.inbound?.acknowledge?.(mention.thread, mention.ts, mention.authorId);
+  }
+
+  /** The new message from a person, in an allowed place, that mentions the bot (or is a DM to it). */
+  private mentionOf(
+    kind: ReturnType<typeof classifyMessageEvent>,
+    team: string,
+    isMention: boolean,
+  ): { thread: ThreadRef; ts: string; authorId: string } | undefined {
+    if (kind.kind !== "message") return undefined;
+    const event = kind.message;
+    const channel = event.channel ?? "";
+    const author = authorOf(event, this.self, this.options.access);
+    const direct = isDirectChannel(channel, event.channel_type);
+    if (author.kind !== "person" || !placeAllowed(team, channel, direct, this.options.access))
+      return undefined;
+    if (!isMention && !direct && !mentions(event.text ?? "", this.self.userId)) return undefined;
+    return { thread: threadOfMessage(team, event), ts: event.ts ?? "", authorId: author.id };
   }
 
   /**
@@ -340,9 +376,12 @@ export class SlackInbound {
       await this.serial.run(thread, async () => inbound.messageEdited(await incoming()));
       return;
     }
-    // The thread's order is fixed here, on arrival: the name and history lookups wait in line.
-    await this.once(this.seenMessages, `${team}:${channel}:${ts}`, () =>
-      this.serial.run(thread, async () => {
+    // The thread's order is fixed here, on arrival: the name and history lookups wait in line. The 👀
+    // does not: it is asked for now, before any lookup, so a mention is acknowledged whatever waits.
+    await this.once(this.seenMessages, `${team}:${channel}:${ts}`, () => {
+      // Usually done on arrival already ({@link SlackInbound.arrived}); the gateway reacts once either way.
+      if (mentionsBot) void inbound.acknowledge?.(thread, ts, author.id);
+      return this.serial.run(thread, async () => {
         const message = await incoming();
         if (mentionsBot && thread.thread !== ts) {
           const history = await threadHistory({
@@ -358,8 +397,8 @@ export class SlackInbound {
           if (history.length > 0) message.history = history;
         }
         await Promise.all([this.rememberRecipient(thread, message), inbound.message(message)]);
-      }),
-    );
+      });
+    });
   }
 
   /**

@@ -370,6 +370,11 @@ export class FakeDiscordServer {
     return this.state.channels.has(id);
   }
 
+  /** The next `method` request to a path matching `path` waits until `release` (see {@link FakeRest.holdNext}). */
+  holdNext(method: string, path: RegExp): { arrived: Promise<void>; release: () => void } {
+    return this.rest.holdNext(method, path);
+  }
+
   /** Requests matching a method and path pattern. */
   requestsTo(method: string, path: RegExp): RecordedRequest[] {
     return this.rest.requests.filter((r) => r.method === method && path.test(r.path));

@@ -54,6 +54,8 @@ export function discordError(status: number, code: number, message: string, erro
 export class FakeRest {
   readonly requests: RecordedRequest[] = [];
   private readonly routes: Route[] = [];
+  private readonly holds: { method: string; path: RegExp; arrived: () => void; released: Promise<void> }[] =
+    [];
 
   constructor(
     private readonly token: string,
@@ -66,6 +68,23 @@ export class FakeRest {
     const pattern = new RegExp(`^${template.replace(/:[a-z]+/g, "([^/]+)")}$`);
     const interaction = template.startsWith("/interactions/") || template.startsWith("/webhooks/");
     this.routes.push({ method, template, pattern, handler, interaction });
+  }
+
+  /**
+   * The next `method` request whose path (without `/api/v10`) matches `path` is answered only once the test
+   * calls `release` (a slow Discord); `arrived` resolves when it came in.
+   */
+  holdNext(method: string, path: RegExp): { arrived: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.holds.push({ method, path, arrived, released });
+    return { arrived: arrival, release };
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -99,6 +118,12 @@ export class FakeRest {
       hrAt,
     };
     this.requests.push(record);
+    const held = this.holds.findIndex((hold) => hold.method === method && hold.path.test(path));
+    if (held >= 0) {
+      const [hold] = this.holds.splice(held, 1);
+      hold!.arrived();
+      await hold!.released;
+    }
     const reply = this.answer(method, path, req.headers.authorization, body, url.searchParams, record);
     record.status = reply.status;
     const code = (reply.body as { code?: unknown } | undefined)?.code;

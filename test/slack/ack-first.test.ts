@@ -1,0 +1,86 @@
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textReply } from "../fakes/openai-server.js";
+import { serversOf } from "../support/redis.js";
+import { BOB, SlackE2E } from "./e2e-harness.js";
+
+let e2e: SlackE2E;
+beforeAll(async () => {
+  e2e = await SlackE2E.start();
+}, 60_000);
+afterAll(async () => {
+  await e2e?.close();
+});
+
+/**
+ * Every command clients send Redis (MONITOR on each server; the calls scripts make inside Redis left out),
+ * as its arguments, in the order Redis ran them.
+ */
+async function monitorRedis(redis: Redis) {
+  const commands: string[][] = [];
+  const monitors = await Promise.all(serversOf(redis).map((server) => server.monitor()));
+  for (const monitor of monitors)
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      if (source !== "lua") commands.push(args);
+    });
+  return {
+    commands,
+    /** Resolves once every command Redis ran before this call has been seen here. */
+    async flush(): Promise<void> {
+      const sentinel = `${e2e.prefix}:monitor-sentinel:${Math.random()}`;
+      await Promise.all(serversOf(redis).map((server) => server.exists(sentinel)));
+      await e2e.until("the MONITOR sentinel", async () => commands.some((args) => args.includes(sentinel)));
+    },
+    stop: () => Promise.all(monitors.map((monitor) => monitor.disconnect())),
+  };
+}
+
+describe("a mention is acknowledged first", () => {
+  it("👀 reaches Slack while the author's name and the thread's history are still being looked up, after only the budget check and the seen-store write", async () => {
+    const tag = e2e.tag(textReply("Looked at it."));
+    // A new author (their name is not cached) in a thread the gateway never saw (its history is asked for).
+    e2e.slack.addUser("U0DAVE", "Dave");
+    const root = e2e.slack.store.add({
+      channel: e2e.channel,
+      ts: e2e.slack.store.nextTs(),
+      user: BOB,
+      text: "an old thread",
+    });
+    const names = e2e.slack.holdNext("users.info");
+    const history = e2e.slack.holdNext("conversations.replies");
+    const monitor = await monitorRedis(e2e.redis);
+    try {
+      const mention = e2e.mention(tag, "look at this", { user: "U0DAVE", threadTs: root.ts });
+      await names.arrived;
+      // Held: the name lookup is not answered until the 👀 is there. Before, the ack waited for it.
+      await e2e.until("👀 on the mention while users.info is held", async () =>
+        e2e.slack.store.reactionsBy(mention, e2e.slack.config.botUserId).includes("eyes"),
+      );
+      await monitor.flush();
+      // What Redis ran for this mention up to now (its thread's keys, its message key, the reactions budget).
+      const about = monitor.commands.filter((args) =>
+        args.some(
+          (arg) =>
+            arg.startsWith(e2e.prefix) &&
+            (arg.includes(root.ts) || arg.includes(mention.ts) || arg.includes("slack-rl:reactions.add")),
+        ),
+      );
+      const keys = about.flatMap((args) => args.filter((arg) => arg.startsWith(e2e.prefix)));
+      // No intake yet: neither the pending-start mark nor the intake script nor a job; only the seen store
+      // (SET of the message's thread, one MULTI of 5 list and meta writes) and one budget check (EVAL).
+      expect(keys.filter((key) => !/:slack-seen|:slack-rl:reactions\.add/.test(key))).toEqual([]);
+      const budgetChecks = about.filter((args) => args.some((arg) => arg.includes("slack-rl:")));
+      expect(budgetChecks.map((args) => args[0]?.toLowerCase())).toEqual(["eval"]);
+      expect(about.length, JSON.stringify(about)).toBeLessThanOrEqual(7);
+      names.release();
+      history.release();
+      await e2e.until("the answer", async () =>
+        e2e.botMessages(root).some((message) => message.text.includes("Looked at it.")),
+      );
+    } finally {
+      names.release();
+      history.release();
+      await monitor.stop();
+    }
+  }, 60_000);
+});
