@@ -1,9 +1,15 @@
 /**
  * Threadline's platform-neutral chat port: thread references, the inbound/outbound types every platform
  * adapter implements, and the rendering of runs (streamed replies, progress lines, approval-card text,
- * Markdown dialects, message splitting).
+ * the Markdown dialect, message splitting). Platform dialects live in their adapters.
  */
 
+export {
+  type ApprovalButtonAction,
+  type ApprovalFormKind,
+  approvalButtonId,
+  parseApprovalButtonId,
+} from "./approval-button-id.js";
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export { argumentChanges, argumentsJson } from "./approval-edit.js";
 export { watchApprovals } from "./approval-watch.js";
@@ -22,7 +28,8 @@ export {
 } from "./render/approval-text.js";
 export { type RenderClock, systemClock } from "./render/clock.js";
 export { formatCost, formatCount, formatRunFooter } from "./render/footer.js";
-export { createDialectConverter, type DialectConverter, toDialect } from "./render/markdown.js";
+export { MARKDOWN_DIALECT } from "./render/markdown-dialect.js";
+export { type MarkdownLine, scanMarkdownLines } from "./render/markdown-lines.js";
 export { formatFailureLine, formatOutcomeLine, NOTICE_CHARS } from "./render/outcome.js";
 export {
   escapeMarkdown,

@@ -10,10 +10,11 @@ import {
   type ApprovalCard,
   type ApprovalDecision,
   alwaysScope,
+  approvalButtonId,
   approvalButtonLabels,
   escapeMarkdown,
-  isApprovalDecision,
   offersThreadGrant,
+  parseApprovalButtonId,
   requesterOf,
 } from "../chat/index.js";
 
@@ -42,7 +43,7 @@ export interface ApprovalMessageBody {
  * approval ids must stay within 84 (the longest decision, `alwaysThread`, takes 16 with the prefix).
  */
 export function approvalCustomId(decision: ApprovalDecision, approvalId: string): string {
-  return `${APPROVAL_CUSTOM_ID_PREFIX}:${decision}:${approvalId}`;
+  return approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, decision, approvalId);
 }
 
 /**
@@ -52,11 +53,10 @@ export function approvalCustomId(decision: ApprovalDecision, approvalId: string)
 export function parseApprovalCustomId(
   customId: string,
 ): { decision: ApprovalDecision; approvalId: string } | undefined {
-  const [prefix, decision, ...rest] = customId.split(":");
-  const approvalId = rest.join(":");
-  if (prefix !== APPROVAL_CUSTOM_ID_PREFIX || approvalId === "") return undefined;
-  if (!isApprovalDecision(decision)) return undefined;
-  return { decision, approvalId };
+  const parsed = parseApprovalButtonId(APPROVAL_CUSTOM_ID_PREFIX, customId);
+  return parsed?.kind === "decision"
+    ? { decision: parsed.decision, approvalId: parsed.approvalId }
+    : undefined;
 }
 
 /**
@@ -174,8 +174,11 @@ function buttonRows(card: ApprovalCard): APIActionRowComponent<APIButtonComponen
       button("deny", ButtonStyle.Danger),
       button("always", ButtonStyle.Secondary),
       // These two open a modal (src/discord/approval-modal.ts); its submission decides.
-      formButton(labels.edit, `${APPROVAL_CUSTOM_ID_PREFIX}:edit:${card.approvalId}`),
-      formButton(labels.denyWithReason, `${APPROVAL_CUSTOM_ID_PREFIX}:reason:${card.approvalId}`),
+      formButton(labels.edit, approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, "edit", card.approvalId)),
+      formButton(
+        labels.denyWithReason,
+        approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, "reason", card.approvalId),
+      ),
     ]),
   ];
   // A row of its own below the others: granting everyone is the rarer, wider choice.

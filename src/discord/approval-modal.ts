@@ -5,11 +5,17 @@ import {
   type ModalSubmitInteraction,
   TextInputStyle,
 } from "discord.js";
-import type { ChatInbound, ChatUser, ThreadRef } from "../chat/index.js";
+import {
+  type ApprovalFormKind,
+  approvalButtonId,
+  type ChatInbound,
+  type ChatUser,
+  parseApprovalButtonId,
+  type ThreadRef,
+} from "../chat/index.js";
 import { APPROVAL_CUSTOM_ID_PREFIX } from "./approval-card.js";
 
-/** Which form a card's button opens: a denial with a reason, or edit and approve. */
-export type ApprovalFormKind = "reason" | "edit";
+export type { ApprovalFormKind };
 
 /** Modal custom ids start with this (`tlm:<form>:<approvalId>`), so a submission names its approval. */
 export const APPROVAL_MODAL_PREFIX = "tlm";
@@ -26,7 +32,7 @@ export const DISCORD_MODAL_LIMITS = { title: 45, customId: 100, label: 45, value
 
 /** The custom id of a card's "Edit and approve…" / "Deny with reason…" button: `tl:<form>:<approvalId>`. */
 export function approvalFormButtonId(form: ApprovalFormKind, approvalId: string): string {
-  return `${APPROVAL_CUSTOM_ID_PREFIX}:${form}:${approvalId}`;
+  return approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, form, approvalId);
 }
 
 /** Parses a form button's or a modal's custom id; `undefined` for anything else. */
@@ -34,10 +40,8 @@ export function parseApprovalFormId(
   customId: string,
   prefix: string = APPROVAL_CUSTOM_ID_PREFIX,
 ): { form: ApprovalFormKind; approvalId: string } | undefined {
-  const [head, form, ...rest] = customId.split(":");
-  const approvalId = rest.join(":");
-  if (head !== prefix || approvalId === "" || (form !== "reason" && form !== "edit")) return undefined;
-  return { form, approvalId };
+  const parsed = parseApprovalButtonId(prefix, customId);
+  return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
 }
 
 /** The modal of a form (interaction response type 9), the edit form prefilled with the arguments' JSON. */
@@ -50,7 +54,10 @@ export function approvalModal(
   const edit = form === "edit";
   const tool = toolName.length > 20 ? `${toolName.slice(0, 19)}…` : toolName;
   return {
-    custom_id: `${APPROVAL_MODAL_PREFIX}:${form}:${approvalId}`.slice(0, DISCORD_MODAL_LIMITS.customId),
+    custom_id: approvalButtonId(APPROVAL_MODAL_PREFIX, form, approvalId).slice(
+      0,
+      DISCORD_MODAL_LIMITS.customId,
+    ),
     title: (edit ? `Edit and approve ${tool}` : `Deny ${tool} with a reason`).slice(
       0,
       DISCORD_MODAL_LIMITS.title,

@@ -1,14 +1,18 @@
 import {
   type ApprovalCard,
   type ApprovalDecision,
+  approvalButtonId,
   approvalButtonLabels,
   approvalCardText,
-  isApprovalDecision,
   offersThreadGrant,
+  parseApprovalButtonId,
 } from "../chat/index.js";
+import { SLACK_DIALECT } from "./dialect.js";
 
 /** Prefix of the action ids of approval buttons: `threadline:<decision>:<approvalId>`. */
 export const APPROVAL_ACTION_PREFIX = "threadline:";
+/** {@link APPROVAL_ACTION_PREFIX} as the shared codec takes it (without the colon). */
+export const SLACK_APPROVAL_ID_PREFIX = "threadline";
 
 /** Slack's limit on a section's text. */
 const SECTION_CHARS = 3000;
@@ -22,7 +26,7 @@ const LIMITS = { label: 75, actionId: 255, confirmTitle: 100, confirmText: 300 }
 
 /** The action id of an approval button. */
 export function approvalActionId(decision: ApprovalDecision, approvalId: string): string {
-  return `${APPROVAL_ACTION_PREFIX}${decision}:${approvalId}`;
+  return approvalButtonId(SLACK_APPROVAL_ID_PREFIX, decision, approvalId);
 }
 
 /**
@@ -32,13 +36,10 @@ export function approvalActionId(decision: ApprovalDecision, approvalId: string)
 export function parseApprovalAction(
   actionId: string,
 ): { decision: ApprovalDecision; approvalId: string } | undefined {
-  if (!actionId.startsWith(APPROVAL_ACTION_PREFIX)) return undefined;
-  const rest = actionId.slice(APPROVAL_ACTION_PREFIX.length);
-  const colon = rest.indexOf(":");
-  const decision = rest.slice(0, colon);
-  const approvalId = rest.slice(colon + 1);
-  if (colon < 0 || approvalId === "" || !isApprovalDecision(decision)) return undefined;
-  return { decision, approvalId };
+  const parsed = parseApprovalButtonId(SLACK_APPROVAL_ID_PREFIX, actionId);
+  return parsed?.kind === "decision"
+    ? { decision: parsed.decision, approvalId: parsed.approvalId }
+    : undefined;
 }
 
 /** A Block Kit block (kept loose: Slack validates the shape). */
@@ -54,7 +55,7 @@ export type SlackBlock = Record<string, unknown>;
  * {@link approvalFallbackText}.
  */
 export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
-  const lines = approvalCardText(card, "slack").split("\n");
+  const lines = approvalCardText(card, SLACK_DIALECT).split("\n");
   const header = lines[0] ?? "";
   const fenceEnd = lines.indexOf("```", 2);
   const code = lines.slice(1, fenceEnd + 1).join("\n");
@@ -75,8 +76,8 @@ export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
       button(labels.deny, "deny", id, { style: "danger" }),
       button(labels.always, "always", id),
       // These two open a modal (src/slack/approval-modal.ts); the modal's submission decides.
-      formButton(labels.edit, `${APPROVAL_ACTION_PREFIX}edit:${id}`, id),
-      formButton(labels.denyWithReason, `${APPROVAL_ACTION_PREFIX}reason:${id}`, id),
+      formButton(labels.edit, approvalButtonId(SLACK_APPROVAL_ID_PREFIX, "edit", id), id),
+      formButton(labels.denyWithReason, approvalButtonId(SLACK_APPROVAL_ID_PREFIX, "reason", id), id),
     ],
   });
   if (offersThreadGrant(card)) {
@@ -92,7 +93,7 @@ export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
 
 /** The message text sent with the blocks: the whole card as mrkdwn. */
 export function approvalFallbackText(card: ApprovalCard): string {
-  return approvalCardText(card, "slack");
+  return approvalCardText(card, SLACK_DIALECT);
 }
 
 function button(

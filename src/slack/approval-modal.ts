@@ -1,14 +1,21 @@
-import type { ChatInbound, ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
+import {
+  type ApprovalFormKind,
+  approvalButtonId,
+  type ChatInbound,
+  type ChatOutbound,
+  type ChatUser,
+  parseApprovalButtonId,
+  type ThreadRef,
+} from "../chat/index.js";
 import type { SlackApi } from "./api.js";
-import { APPROVAL_ACTION_PREFIX } from "./approval-blocks.js";
+import { SLACK_APPROVAL_ID_PREFIX } from "./approval-blocks.js";
 import { isDirectChannel, placeAllowed } from "./events.js";
 import type { SlackAccess } from "./options.js";
 
 /** The `callback_id` of the deny/edit modals (Bolt routes their `view_submission` by it). */
 export const APPROVAL_FORM_CALLBACK_ID = "threadline:approval-form";
 
-/** Which form a card's button opens. */
-export type ApprovalFormKind = "reason" | "edit";
+export type { ApprovalFormKind };
 
 /** The block (and its input's action) whose value a submission carries. */
 const INPUT_BLOCK = "threadline-form-input";
@@ -33,15 +40,15 @@ export interface ApprovalFormMetadata {
 
 /** The action id of the "Deny with reason…" / "Edit and approve…" button of a card. */
 export function approvalFormActionId(form: ApprovalFormKind, approvalId: string): string {
-  return `${APPROVAL_ACTION_PREFIX}${form}:${approvalId}`;
+  return approvalButtonId(SLACK_APPROVAL_ID_PREFIX, form, approvalId);
 }
 
 /** Parses {@link approvalFormActionId}; `undefined` for anything else. */
 export function parseApprovalFormAction(
   actionId: string,
 ): { form: ApprovalFormKind; approvalId: string } | undefined {
-  const match = /^threadline:(reason|edit):(.+)$/.exec(actionId);
-  return match ? { form: match[1] as ApprovalFormKind, approvalId: match[2]! } : undefined;
+  const parsed = parseApprovalButtonId(SLACK_APPROVAL_ID_PREFIX, actionId);
+  return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
 }
 
 /** The modal of a form, prefilled (edit) with the call's arguments as JSON. */

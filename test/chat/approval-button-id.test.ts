@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { APPROVAL_DECISIONS, approvalButtonId, parseApprovalButtonId } from "../../src/chat/index.js";
+import { parseApprovalFormId } from "../../src/discord/approval-modal.js";
+import { parseApprovalCustomId } from "../../src/discord/index.js";
+import { parseApprovalFormAction } from "../../src/slack/approval-modal.js";
+import { parseApprovalAction } from "../../src/slack/index.js";
+
+describe("the approval button id codec", () => {
+  it("round-trips every decision and both forms, with a `:` inside the approval id", () => {
+    for (const decision of APPROVAL_DECISIONS) {
+      expect(parseApprovalButtonId("tl", approvalButtonId("tl", decision, "4-a:b"))).toEqual({
+        kind: "decision",
+        decision,
+        approvalId: "4-a:b",
+      });
+    }
+    for (const form of ["reason", "edit"] as const) {
+      expect(parseApprovalButtonId("threadline", approvalButtonId("threadline", form, "9"))).toEqual({
+        kind: "form",
+        form,
+        approvalId: "9",
+      });
+    }
+  });
+
+  it("decides nothing for another prefix, an unknown action, or a missing approval id", () => {
+    expect(parseApprovalButtonId("tl", "tlm:edit:4")).toBeUndefined();
+    expect(parseApprovalButtonId("tl", "tlx:approve:4")).toBeUndefined();
+    expect(parseApprovalButtonId("tl", "tl:maybe:4")).toBeUndefined();
+    expect(parseApprovalButtonId("tl", "tl:__proto__:4")).toBeUndefined();
+    expect(parseApprovalButtonId("tl", "tl:approve:")).toBeUndefined();
+    expect(parseApprovalButtonId("tl", "tl:approve")).toBeUndefined();
+    expect(parseApprovalButtonId("threadline", "threadline:feedback")).toBeUndefined();
+  });
+
+  // Ids exactly as the adapters posted them before they shared this codec: cards already in channels
+  // must keep working after an upgrade, so these literals are the wire format and must not change.
+  it("decodes the ids on cards posted by earlier versions, on both platforms", () => {
+    expect(parseApprovalAction("threadline:alwaysThread:12-abc")).toEqual({
+      decision: "alwaysThread",
+      approvalId: "12-abc",
+    });
+    expect(parseApprovalFormAction("threadline:reason:12-abc")).toEqual({
+      form: "reason",
+      approvalId: "12-abc",
+    });
+    expect(parseApprovalAction("threadline:reason:12-abc")).toBeUndefined();
+    expect(parseApprovalCustomId("tl:deny:4-0123456789ab")).toEqual({
+      decision: "deny",
+      approvalId: "4-0123456789ab",
+    });
+    expect(parseApprovalFormId("tl:edit:4-0123456789ab")).toEqual({
+      form: "edit",
+      approvalId: "4-0123456789ab",
+    });
+    expect(parseApprovalFormId("tlm:edit:4-0123456789ab", "tlm")).toEqual({
+      form: "edit",
+      approvalId: "4-0123456789ab",
+    });
+    expect(parseApprovalCustomId("tl:edit:4-0123456789ab")).toBeUndefined();
+  });
+});
