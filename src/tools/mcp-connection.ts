@@ -7,7 +7,7 @@ import {
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ToolError } from "./define-tool.js";
-import type { McpServerConfig } from "./mcp.js";
+import type { McpServerConfig, McpStdioServer } from "./mcp.js";
 import { wholeNumberSetting } from "./setting-schemas.js";
 
 /** A tool as the server lists it. */
@@ -51,6 +51,15 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Whether `config` is a server started over stdio: it has a `command`. An entry that carries `command:
+ * undefined` (a JS config module's `command: process.env.X`) is reached by its `url`, as the config check
+ * decided.
+ */
+export function isStdioServer(config: McpServerConfig): config is McpStdioServer {
+  return "command" in config && config.command !== undefined;
+}
+
 function describeStartFailure(config: McpServerConfig, err: unknown, stderr: string): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   let cause: string | undefined;
@@ -59,14 +68,14 @@ function describeStartFailure(config: McpServerConfig, err: unknown, stderr: str
     link = (link as { cause?: unknown }).cause;
   }
   const message = err instanceof Error ? err.message : String(err);
+  const stdio = isStdioServer(config) ? config : undefined;
+  const http = isStdioServer(config) ? undefined : config;
   let reason: string;
-  if ("command" in config && code === "ENOENT") reason = `the command "${config.command}" was not found`;
-  else if ("command" in config && code === "EACCES")
-    reason = `the command "${config.command}" is not executable`;
-  else if ("command" in config && /Connection closed/i.test(message))
-    reason = "the server exited before it answered";
-  else if ("url" in config && (cause || /fetch failed/i.test(message)))
-    reason = `could not connect to ${config.url}${cause ? ` (${cause})` : ""}`;
+  if (stdio && code === "ENOENT") reason = `the command "${stdio.command}" was not found`;
+  else if (stdio && code === "EACCES") reason = `the command "${stdio.command}" is not executable`;
+  else if (stdio && /Connection closed/i.test(message)) reason = "the server exited before it answered";
+  else if (http && (cause || /fetch failed/i.test(message)))
+    reason = `could not connect to ${http.url}${cause ? ` (${cause})` : ""}`;
   else reason = message;
   const tail = stderr.trim().split("\n").slice(-3).join(" | ");
   return tail ? `${reason} (server said: ${tail.slice(0, 300)})` : reason;
@@ -84,7 +93,7 @@ export async function openMcpClient(
   const client = new Client(info);
   let stderr = "";
   let transport: StdioClientTransport | StreamableHTTPClientTransport;
-  if ("command" in config) {
+  if (isStdioServer(config)) {
     const stdio = new StdioClientTransport({
       command: config.command,
       args: config.args ?? [],

@@ -4,7 +4,12 @@ import { resolve } from "node:path";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolParametersSchema } from "../../src/llm/tool-schema.js";
-import { connectMcpServers, type McpFailure, type McpToolset } from "../../src/tools/index.js";
+import {
+  connectMcpServers,
+  type McpFailure,
+  type McpServerConfig,
+  type McpToolset,
+} from "../../src/tools/index.js";
 import { createEchoServer } from "../fixtures/mcp/echo-server.js";
 import { call, textOf } from "./helpers.js";
 
@@ -136,6 +141,22 @@ describe("MCP servers", () => {
     await expect(pending).rejects.toThrow(/was stopped before it finished/);
     // The connection is still usable afterwards.
     expect(textOf(await call(tool("fixture__echo"), { text: "still here" }))).toBe("still here");
+  });
+
+  it("a server entry whose command is present but undefined is reached by its url", async () => {
+    // As a JS config module may write it (`command: process.env.MCP_COMMAND`); the config check accepts it.
+    const servers = { hosted: { command: undefined, url: httpUrl } } as unknown as Record<
+      string,
+      McpServerConfig
+    >;
+    const failures: McpFailure[] = [];
+    const reached = await connectMcpServers(servers, { onFailure: (failure) => failures.push(failure) });
+    try {
+      expect(failures).toEqual([]);
+      expect(reached.connected).toEqual(["hosted"]);
+    } finally {
+      await reached.close();
+    }
   });
 
   it("reports servers that fail to start, with the reason, and keeps the others", () => {
