@@ -10,7 +10,6 @@
  * Target: ≤ 5 ms p50 from the reaction to the abort. Run by `npm run bench:runs` after the main scenarios,
  * or alone: `npx tsx bench/interrupt.bench.ts [--rounds 200]`.
  */
-import { loadavg } from "node:os";
 import {
   type AssistantMessage,
   createAssistantMessageEventStream,
@@ -20,6 +19,7 @@ import { DEFAULT_REACTIONS } from "../src/chat/index.js";
 import { createGateway } from "../src/runs/index.js";
 import { zeroUsage } from "../test/fakes/scripted-model.js";
 import { RunsHarness } from "../test/runs/harness.js";
+import { loadAverages, percentile, verdict } from "./support/stats.js";
 
 const argv = process.argv.slice(2);
 const roundsArg = argv.indexOf("--rounds");
@@ -74,11 +74,6 @@ const streamFn: StreamFn = (model, context, options) => {
   return stream;
 };
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
 async function main(): Promise<void> {
   const h = await new RunsHarness({ agent: { streamFn } }).start();
   const gateway = createGateway({ intake: h.intake, outbound: h.chat, config: h.config });
@@ -119,16 +114,12 @@ async function main(): Promise<void> {
     await h.close();
   }
   const row = (name: string, values: number[]) =>
-    `${name.padEnd(34)} p50 ${percentile(values, 50).toFixed(2).padStart(6)} ms   p99 ${percentile(values, 99).toFixed(2).padStart(6)} ms`;
-  console.log(
-    `\n⚡ interrupt (${toAbort.length} rounds, load ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")})`,
-  );
+    `${name.padEnd(34)} p50 ${percentile(values, 50, "floor").toFixed(2).padStart(6)} ms   p99 ${percentile(values, 99, "floor").toFixed(2).padStart(6)} ms`;
+  console.log(`\n⚡ interrupt (${toAbort.length} rounds, load ${loadAverages()})`);
   console.log(row("reaction → stream aborted", toAbort));
   console.log(row("reaction → next model request", toNext));
-  const p50 = percentile(toAbort, 50);
-  console.log(`target reaction → abort ≤ 5 ms p50: ${p50 <= 5 ? "PASS" : "FAIL"} (${p50.toFixed(2)} ms)`);
+  const p50 = percentile(toAbort, 50, "floor");
+  console.log(`target reaction → abort ≤ 5 ms p50: ${verdict(p50 <= 5)} (${p50.toFixed(2)} ms)`);
   process.exit(0);
 }
 

@@ -14,7 +14,6 @@
  *   npm run bench:llm
  *   npm run bench:llm -- --rounds 3        quicker, noisier
  */
-import { type ChildProcess, fork } from "node:child_process";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
@@ -27,6 +26,8 @@ import {
   openAIModel,
 } from "../src/llm/index.js";
 import { chunks, type FakeChunk, FakeOpenAIServer, type FakeReply } from "../test/fakes/openai-server.js";
+import { Child, sendToParent } from "./support/child.js";
+import { midpointMedian as median } from "./support/stats.js";
 
 // ---------------------------------------------------------------------------
 // Server side (child process)
@@ -76,7 +77,7 @@ async function runServer(): Promise<void> {
     server.requests.length = 0;
     return reply;
   };
-  process.send?.({ baseURL: server.baseURL });
+  sendToParent({ type: "ready", baseURL: server.baseURL });
   process.on("disconnect", () => void server.close().then(() => process.exit(0)));
 }
 
@@ -195,14 +196,6 @@ async function sample(
   return { cpuPerUnit: cpu / (perRequest ? requests : units), wallMs: performance.now() - startWall };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
 interface Scenario {
   label: string;
   unit: string;
@@ -240,12 +233,10 @@ async function measure(scenario: Scenario, rounds: number): Promise<string[]> {
   });
 }
 
-async function startServerProcess(): Promise<{ child: ChildProcess; baseURL: string }> {
-  const child = fork(fileURLToPath(import.meta.url), ["--server"], { execArgv: process.execArgv });
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    child.once("message", (message) => resolve((message as { baseURL: string }).baseURL));
-    child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
-  });
+async function startServerProcess(): Promise<{ child: Child; baseURL: string }> {
+  const child = new Child("server", fileURLToPath(import.meta.url), ["--server"]);
+  const { baseURL } = await child.next("ready", 60_000);
+  if (!baseURL) throw new Error("the server process sent no baseURL");
   return { child, baseURL };
 }
 
@@ -360,7 +351,7 @@ async function main(): Promise<void> {
   }
   nodeFetch.destroy();
   nodeFetchNoKeepAlive.destroy();
-  child.disconnect();
+  child.process.disconnect();
 }
 
 if (process.argv.includes("--server")) {

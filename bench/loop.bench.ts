@@ -343,26 +343,6 @@ interface ChildReport {
   runs: RunStats[];
 }
 
-/**
- * CPU-profiles the measured runs only (no module loading, no warm-up), for
- * `LOOP_BENCH_PROFILE_DIR=/tmp/prof npm run bench:loop -- --rounds 1`. Returns the function that stops
- * the profiler and writes the `.cpuprofile` file.
- */
-async function startProfile(file: string): Promise<() => Promise<void>> {
-  const { Session } = await import("node:inspector/promises");
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 50 });
-  await session.post("Profiler.start");
-  return async () => {
-    const { profile } = await session.post("Profiler.stop");
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
-  };
-}
-
 async function child(lib: Lib, scenarioId: string, compiledDir: string | undefined): Promise<void> {
   const scenario = SCENARIOS.find((s) => s.id === scenarioId);
   if (!scenario) throw new Error(`unknown scenario ${scenarioId}`);
@@ -371,13 +351,13 @@ async function child(lib: Lib, scenarioId: string, compiledDir: string | undefin
   const seed = seedTranscript(scenario.seed);
   for (let i = 0; i < scenario.warmups; i++) await runOnce(lib, create, scenario, seed);
   const profileDir = process.env.LOOP_BENCH_PROFILE_DIR;
-  const stopProfile = profileDir
-    ? await startProfile(`${profileDir}/${lib}-${scenario.id}.cpuprofile`)
-    : undefined;
+  // The measured runs only, for `LOOP_BENCH_PROFILE_DIR=/tmp/prof npm run bench:loop -- --rounds 1`; loaded
+  // on demand so an unprofiled child's RSS does not include the inspector.
+  const profile = profileDir ? await (await import("./support/profile.js")).startCpuProfile(50) : undefined;
   const runs: RunStats[] = [];
   // No forced GC between runs: a full `gc()` makes V8 drop optimized code and the next run re-warms.
   for (let i = 0; i < scenario.reps; i++) runs.push(await runOnce(lib, create, scenario, seed));
-  await stopProfile?.();
+  await profile?.stop(`${profileDir}/${lib}-${scenario.id}.cpuprofile`);
   const report: ChildReport = {
     lib,
     scenario: scenario.id,

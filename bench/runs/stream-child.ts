@@ -1,0 +1,200 @@
+/** Child `stream`: one worker streaming N runs. */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { z } from "zod";
+import type { StreamFn } from "../../src/agent/index.js";
+import { parseThreadId } from "../../src/chat/index.js";
+import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
+import {
+  type ChatUserMessage,
+  createRunQueue,
+  Intake,
+  type RunTool,
+  startRunWorker,
+} from "../../src/runs/index.js";
+import { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
+import { connect, requireRedis } from "../../test/support/redis.js";
+import { sendToParent } from "../support/child.js";
+import { startCpuProfile } from "../support/profile.js";
+import type { ChildArgs, StreamResult } from "./protocol.js";
+import {
+  benchConfig,
+  chatMessage,
+  gc,
+  now,
+  okResult,
+  Signals,
+  sleep,
+  streamRunId,
+  TURNS,
+  withTimeout,
+} from "./settings.js";
+
+export function noopTool(): RunTool {
+  return {
+    name: "noop",
+    description: "Does nothing.",
+    parameters: z.object({}),
+    execute: async () => okResult,
+  };
+}
+
+export async function streamChild(args: ChildArgs): Promise<void> {
+  const config = benchConfig(args.prefix);
+  const redis = connect();
+  const bull = connect({ blocking: true });
+  await requireRedis(redis);
+  const chat = new MemoryOutbound({ recordOps: false, limits: { minEditIntervalMs: args.editIntervalMs } });
+  const inner = createOpenAIStreamFn({ apiKey: "sk-bench", maxRetries: 0 });
+  const runs = new Map<string, { starts: number[]; ends: number[] }>();
+  const streamFn: StreamFn = (model, context, options) => {
+    const start = now();
+    const id = (context.messages[0] as ChatUserMessage | undefined)?.chatMessageId ?? "";
+    let run = runs.get(id);
+    if (!run) {
+      run = { starts: [], ends: [] };
+      runs.set(id, run);
+    }
+    const record = run;
+    record.starts.push(start);
+    const out = inner(model, context, options);
+    void Promise.resolve(out)
+      .then((stream) => stream.result())
+      .then(() => {
+        record.ends.push(now());
+      });
+    return out;
+  };
+  const completions = new Signals();
+  const handle = await startRunWorker({
+    redis,
+    bullConnection: bull,
+    config,
+    outbound: () => chat,
+    agent: {
+      model: openAIModel({ id: "stream", baseUrl: args.baseURL }),
+      streamFn,
+      convertToLlm: createConvertToLlm(),
+      systemPrompt: "You are a benchmark.",
+      tools: [noopTool()],
+    },
+    concurrency: Math.max(args.n, args.warm),
+  });
+  handle.worker.on("completed", (job) => completions.fire(parseThreadId(job.data.threadId).thread, now()));
+  handle.worker.on("failed", (job, err) => {
+    console.error(`[stream] run failed: ${err.message}`);
+    if (job) completions.fire(parseThreadId(job.data.threadId).thread, now());
+  });
+
+  // Warm-up with a gateway of its own, then the baseline.
+  const warmBull = connect({ blocking: true });
+  const warmIntake = new Intake(redis, createRunQueue(warmBull, args.prefix), config);
+  const warmIds = Array.from({ length: args.warm }, (_, i) => `w${args.n}-${i}`);
+  await Promise.all(warmIds.map((id) => warmIntake.submit(chatMessage(id, "go"))));
+  await withTimeout(Promise.all(warmIds.map((id) => completions.wait(id))), 60_000, "warm-up runs");
+  gc();
+  await sleep(200);
+  gc();
+  const base = process.memoryUsage();
+  let rssPeak = base.rss;
+  let heapPeak = base.heapUsed;
+  // `process.memoryUsage()` walks the heap's spaces: at 40 calls a second it was 1 % of the worker's CPU,
+  // charged to Threadline. RSS alone is a cheap read; the heap is sampled less often.
+  let samples = 0;
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+    if (samples++ % 10 === 0) heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+  }, 25);
+  const eld = monitorEventLoopDelay({ resolution: 5 });
+  const stalls = stallCounter();
+  const edits0 = chat.counts.edit;
+  const posts0 = chat.counts.post;
+  const ids = Array.from({ length: args.n }, (_, i) => streamRunId(args.n, i));
+  const done = Promise.all(ids.map((id) => completions.wait(id)));
+  const profiler = args.profileDir ? await startCpuProfile(250) : undefined;
+  eld.enable();
+  stalls.start();
+  const cpu0 = process.cpuUsage();
+  const t0 = now();
+  sendToParent({ type: "ready" });
+  await withTimeout(done, 90_000, `${args.n} streaming runs`);
+  const cpu = process.cpuUsage(cpu0);
+  const wallMs = now() - t0;
+  eld.disable();
+  stalls.stop();
+  clearInterval(sampler);
+  if (profiler && args.profileDir) {
+    const file = `${args.profileDir}/stream-n${args.n}.cpuprofile`;
+    await profiler.stop(file);
+    process.stderr.write(`[stream] CPU profile of the measured phase: ${file}\n`);
+  }
+
+  const intervals: number[] = [];
+  const gaps: number[] = [];
+  const modelTimes: number[] = [];
+  const firstStarts: number[] = [];
+  let runsOk = 0;
+  let turns = 0;
+  for (const id of ids) {
+    const run = runs.get(id);
+    if (!run || run.starts.length !== TURNS || run.ends.length !== TURNS) continue;
+    runsOk++;
+    turns += TURNS;
+    firstStarts.push(run.starts[0]!);
+    for (let k = 0; k < TURNS; k++) modelTimes.push(run.ends[k]! - run.starts[k]!);
+    for (let k = 0; k + 1 < TURNS; k++) {
+      intervals.push(run.starts[k + 1]! - run.starts[k]!);
+      gaps.push(run.starts[k + 1]! - run.ends[k]!);
+    }
+  }
+  const result: StreamResult = {
+    n: args.n,
+    runsOk,
+    turns,
+    intervals,
+    gaps,
+    modelTimes,
+    cpuMicros: cpu.user + cpu.system,
+    wallMs,
+    rampMs: firstStarts.length > 0 ? Math.max(...firstStarts) - Math.min(...firstStarts) : Number.NaN,
+    rssBase: base.rss,
+    rssPeak,
+    heapBase: base.heapUsed,
+    heapPeak,
+    eldP50: eld.percentile(50) / 1e6,
+    eldP99: eld.percentile(99) / 1e6,
+    eldMax: eld.max / 1e6,
+    stalls25: stalls.count,
+    stalledMs: stalls.totalMs,
+    edits: chat.counts.edit - edits0,
+    posts: chat.counts.post - posts0,
+  };
+  sendToParent({ type: "result", data: result });
+  await handle.close();
+  for (const connection of [redis, bull, warmBull]) connection.disconnect();
+}
+
+/** Counts event-loop stalls ≥ 25 ms: a 5 ms interval timer that fires late by that much. */
+export function stallCounter() {
+  let timer: NodeJS.Timeout | undefined;
+  let last = 0;
+  const counter = {
+    count: 0,
+    totalMs: 0,
+    start() {
+      last = now();
+      timer = setInterval(() => {
+        const t = now();
+        const late = t - last - 5;
+        last = t;
+        if (late >= 25) {
+          counter.count++;
+          counter.totalMs += late;
+        }
+      }, 5);
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+  return counter;
+}
