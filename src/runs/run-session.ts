@@ -317,7 +317,8 @@ export class RunSession {
     if (transformContext) loopConfig.transformContext = transformContext;
     const emit = (event: AgentEvent) => this.onEvent(event);
     const signal = this.controller.signal;
-    const streamFn = this.meter(ctx).wrap(this.tracer.wrapStream(setup.streamFn));
+    const meter = this.meter(ctx);
+    const streamFn = meter.wrap(this.tracer.wrapStream(setup.streamFn));
     const context = () => ({ systemPrompt, tools, messages: sink.messages });
 
     try {
@@ -367,6 +368,9 @@ export class RunSession {
       }
     } catch (err) {
       if (!lease.lost && !this.shuttingDown) return this.failure(err);
+    } finally {
+      // The run's spend is in the counters before it reports its end.
+      await meter.settled();
     }
     if (lease.lost) return { kind: "lost" };
     if (this.shuttingDown) return { kind: "interrupted" };

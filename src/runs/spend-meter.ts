@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   type AssistantMessage,
+  type AssistantMessageEventStream,
   createAssistantMessageEventStream,
   emptyUsage,
   failureMessage,
@@ -33,11 +34,24 @@ export interface SpendMeterOptions {
  * Redis must not also stop every run's answer.
  */
 export class SpendMeter {
+  /** Accounting of uncapped requests still being written (see {@link settled}). */
+  private readonly recording = new Set<Promise<void>>();
+
   constructor(private readonly options: SpendMeterOptions) {}
 
-  /** `streamFn` with admission before and accounting after every request. */
+  /**
+   * `streamFn` with admission before and accounting after every request. Without caps nothing is admitted
+   * and nothing waits: the model's own stream is returned untouched (no second queue per event) and each
+   * response is recorded once it is done, in the background ({@link settled} awaits those writes).
+   */
   wrap(streamFn: StreamFn): StreamFn {
     return (model, context, streamOptions) => {
+      if (!this.options.ledger.capped) {
+        const stream = streamFn(model, context, streamOptions);
+        return stream instanceof Promise
+          ? stream.then((s) => this.recordWhenDone(s))
+          : this.recordWhenDone(stream);
+      }
       const out = createAssistantMessageEventStream();
       void (async () => {
         const requestId = randomUUID();
@@ -80,6 +94,19 @@ export class SpendMeter {
     };
   }
 
+  /** Resolves once every background write of {@link wrap}'s uncapped path is done. Never rejects. */
+  async settled(): Promise<void> {
+    while (this.recording.size > 0) await Promise.all([...this.recording]);
+  }
+
+  private recordWhenDone(stream: AssistantMessageEventStream): AssistantMessageEventStream {
+    void stream.result().then((message) => {
+      const writing = this.settle(randomUUID(), message, false).finally(() => this.recording.delete(writing));
+      this.recording.add(writing);
+    });
+    return stream;
+  }
+
   private async admit(requestId: string, signal: AbortSignal | undefined): Promise<CapReached | undefined> {
     const { ledger, target } = this.options;
     if (!ledger.capped) return undefined;
@@ -91,12 +118,14 @@ export class SpendMeter {
     }
   }
 
-  private async settle(requestId: string, message: AssistantMessage): Promise<void> {
+  /** Prices `message` and adds it to the counters; `reserved`: `requestId` holds a reservation to drop. */
+  private async settle(requestId: string, message: AssistantMessage, reserved = true): Promise<void> {
     const { ledger, target } = this.options;
     const usd = priceMessage(message, this.options.prices) ?? 0;
     if (usd > 0) this.options.cost?.(message.model, usd);
     const usage = message.usage;
     const tokens = usage.input + usage.cacheRead + usage.cacheWrite + usage.output;
+    if (tokens === 0 && usd === 0 && !reserved) return;
     try {
       if (tokens === 0 && usd === 0) {
         await ledger.release(target, requestId);
