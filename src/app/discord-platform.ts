@@ -26,7 +26,7 @@ export function discordPlatform({ env, redis, limits, log }: PlatformDeps): Chat
       channels: env.DISCORD_ALLOWED_CHANNELS,
       roles: env.DISCORD_ALLOWED_ROLES,
       users: env.DISCORD_ALLOWED_USERS,
-      allowDMs: env.DISCORD_DIRECT_MESSAGES,
+      directMessages: env.DISCORD_DIRECT_MESSAGES,
     },
     minEditIntervalMs: env.DISCORD_EDIT_INTERVAL_MS,
     log,

@@ -4,6 +4,7 @@
  * the Markdown dialect, message splitting). Platform dialects live in their adapters.
  */
 
+export { type AccessInput, allowed, type ChatAccess, normalizeAccess } from "./access.js";
 export {
   type ApprovalButtonAction,
   type ApprovalFormKind,

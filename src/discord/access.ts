@@ -1,21 +1,26 @@
+import type { ChatAccess } from "../chat/index.js";
+
 /**
- * Who may talk to the bot on Discord. Every list is of Discord ids; an empty list does not restrict.
+ * Who may talk to the bot on Discord: the shared {@link ChatAccess} (`channels` — a thread counts as its
+ * parent channel, DMs are not affected —, `users` besides members with `roles`, `directMessages`, still
+ * subject to `users` / `roles`) plus Discord's own lists. Every list is of Discord ids; an empty list does
+ * not restrict.
  */
-export interface DiscordAccess {
+export interface DiscordAccess extends ChatAccess {
   /** Guilds (servers) the bot answers in. */
   guilds: readonly string[];
-  /** Channels the bot answers in; a thread counts as its parent channel too. DMs are not affected. */
-  channels: readonly string[];
   /** Members with one of these roles may use the bot (besides `users`). Only checkable in guilds. */
   roles: readonly string[];
-  /** Users who may use the bot (besides members with `roles`). */
-  users: readonly string[];
-  /** Whether DMs to the bot are answered (still subject to `users` / `roles`). */
-  allowDMs: boolean;
 }
 
 /** No restriction at all. */
-export const OPEN_ACCESS: DiscordAccess = { guilds: [], channels: [], roles: [], users: [], allowDMs: true };
+export const OPEN_ACCESS: DiscordAccess = {
+  guilds: [],
+  channels: [],
+  roles: [],
+  users: [],
+  directMessages: true,
+};
 
 /** The facts of one event the access rules look at. */
 export interface AccessSubject {
@@ -35,7 +40,7 @@ export interface AccessSubject {
  */
 export function isAllowed(access: DiscordAccess, subject: AccessSubject): boolean {
   if (subject.guildId === undefined) {
-    if (!access.allowDMs) return false;
+    if (!access.directMessages) return false;
   } else {
     if (access.guilds.length > 0 && !access.guilds.includes(subject.guildId)) return false;
     if (access.channels.length > 0 && !subject.channelIds.some((id) => access.channels.includes(id))) {

@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { Client, Events, GatewayIntentBits, Options, Partials } from "discord.js";
-import type { ChatInbound, ChatPlatform } from "../chat/index.js";
+import { type AccessInput, type ChatInbound, type ChatPlatform, normalizeAccess } from "../chat/index.js";
 import { type DiscordAccess, OPEN_ACCESS } from "./access.js";
 import type { HistoryLimits } from "./history.js";
 import { inviteUrl } from "./invite.js";
@@ -31,8 +31,11 @@ export interface DiscordPlatformOptions {
   budget: RestBudget;
   /** Default: one shard. */
   shards?: DiscordShards;
-  /** Default: everyone, everywhere. */
-  access?: DiscordAccess;
+  /**
+   * Default: everyone, everywhere. The old spelling `allowDMs` of `directMessages` is still read, with a
+   * deprecation warning in the log when the gateway starts.
+   */
+  access?: AccessInput<DiscordAccess>;
   /** Minimum interval between edits of a streamed message; default 1,000 ms. */
   minEditIntervalMs?: number;
   historyLimits?: HistoryLimits;
@@ -117,7 +120,7 @@ export function createDiscordPlatform(options: DiscordPlatformOptions): DiscordP
         client,
         rest,
         inbound,
-        access: options.access ?? OPEN_ACCESS,
+        access: options.access ? normalizeAccess(options.access, log, "discord") : OPEN_ACCESS,
         log,
         ...(options.historyLimits ? { historyLimits: options.historyLimits } : {}),
       }).attach();

@@ -1,20 +1,16 @@
-import { type ChatLogger, SILENT_LOGGER } from "../chat/index.js";
+import { allowed, type ChatAccess, type ChatLogger, SILENT_LOGGER } from "../chat/index.js";
 
 /**
- * Who may use the bot. Every list is an allowlist of Slack ids; an empty list allows everyone. Events
- * that fail a check are dropped silently (and logged at debug level) before anything else happens.
+ * Who may use the bot: the shared {@link ChatAccess} (`channels` — public, private, DMs, e.g.
+ * `C0123ABCD` —, `users` whose messages and reactions reach the bot, `directMessages`) plus Slack's own
+ * lists. Every list is an allowlist of Slack ids; an empty list allows everyone. Events that fail a check
+ * are dropped silently (and logged at debug level) before anything else happens.
  */
-export interface SlackAccess {
+export interface SlackAccess extends ChatAccess {
   /** Workspace (team) ids, e.g. `T0123ABCD`. */
-  teams: string[];
-  /** Channel ids (public, private, DMs), e.g. `C0123ABCD`. */
-  channels: string[];
-  /** User ids whose messages and reactions reach the bot, e.g. `U0123ABCD`. */
-  users: string[];
+  teams: readonly string[];
   /** Bot ids (`B…`) whose messages are treated like users' messages; every other bot is ignored. */
-  bots: string[];
-  /** Direct messages to the bot start runs. Default `true`. */
-  directMessages: boolean;
+  bots: readonly string[];
 }
 
 /** Allows everything except other bots. */
@@ -26,10 +22,7 @@ export const OPEN_ACCESS: SlackAccess = {
   directMessages: true,
 };
 
-/** True when `id` passes `list` (an empty list allows every id). */
-export function allowed(list: readonly string[], id: string | undefined): boolean {
-  return list.length === 0 || (id !== undefined && list.includes(id));
-}
+export { allowed };
 
 /** Structured log sink of the Slack adapter: the one {@link ChatLogger} of every adapter. */
 export type SlackLogger = ChatLogger;

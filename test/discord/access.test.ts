@@ -29,7 +29,7 @@ describe("Discord access lists", () => {
   });
 
   it("can turn DMs off", () => {
-    expect(isAllowed(access({ allowDMs: false }), dmEvent)).toBe(false);
-    expect(isAllowed(access({ allowDMs: false }), guildEvent)).toBe(true);
+    expect(isAllowed(access({ directMessages: false }), dmEvent)).toBe(false);
+    expect(isAllowed(access({ directMessages: false }), guildEvent)).toBe(true);
   });
 });
