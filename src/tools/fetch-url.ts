@@ -18,7 +18,11 @@ export const fetchUrlSettingsSchema = netGuardSettingsSchema.extend({
   /** Whole-request time limit, redirects included. Default 20 000 ms. */
   timeoutMs: wholeNumberSetting("20000").optional(),
   /** Redirects followed (each one checked like the first request). Default 5. */
-  maxRedirects: z.number().int().min(0).optional(),
+  maxRedirects: z
+    .number({ error: "must be a number, for example 5" })
+    .int({ error: "must be a whole number, for example 5" })
+    .min(0, { error: "must be 0 (no redirects) or more, for example 5" })
+    .optional(),
   /** Default `Threadline/0.1 (+fetch_url)`. */
   userAgent: textSetting('"MyBot/1.0"').optional(),
   /** Default `"never"`. */

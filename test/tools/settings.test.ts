@@ -24,6 +24,9 @@ describe("built-in tool and MCP server settings", () => {
       "maxBytes must be greater than 0, for example 2097152",
       'userAgent must not be empty, for example "MyBot/1.0"',
     ]);
+    expect(problems(fetchUrlSettingsSchema, { maxRedirects: -1 })).toEqual([
+      "maxRedirects must be 0 (no redirects) or more, for example 5",
+    ]);
     expect(problems(fileToolsSettingsSchema, { maxEntries: 2.5 })).toEqual([
       "maxEntries must be a whole number, for example 500",
     ]);
