@@ -14,6 +14,8 @@ export {
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export { argumentChanges, argumentsJson } from "./approval-edit.js";
 export { watchApprovals } from "./approval-watch.js";
+export { DeliveryDedupe, type DeliveryDedupeOptions } from "./delivery-dedupe.js";
+export { ExpiringMap } from "./expiring-map.js";
 export { DEFAULT_HISTORY_LIMITS, type HistoryLimits, historyWindow } from "./history-limits.js";
 export type * from "./inbound.js";
 export { type ChatLogger, SILENT_LOGGER } from "./logger.js";

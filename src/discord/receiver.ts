@@ -20,6 +20,7 @@ import {
 } from "discord.js";
 import {
   type ChatInbound,
+  DeliveryDedupe,
   emojiName,
   type IncomingMessage,
   type ThreadRef,
@@ -73,6 +74,8 @@ export interface DiscordReceiverOptions {
  */
 export class DiscordReceiver {
   private readonly serial: ThreadSerial;
+  /** New messages handled (or being handled) here, by message id: a RESUME may replay one. */
+  private readonly delivered = new DeliveryDedupe();
 
   constructor(private readonly options: DiscordReceiverOptions) {
     this.serial = new ThreadSerial({
@@ -108,9 +111,12 @@ export class DiscordReceiver {
     const thread = threadRefIn(place, message.id);
     if (!thread || (place.kind === "text" && !mentionsBot)) return;
     if (!this.allowed(place, message.author.id, message.member)) return;
+    // A RESUME replays what the session missed, possibly a message handled here already: that one starts
+    // no second thread, history read or 👀 (the intake would drop it again by its id anyway).
+    if (this.delivered.has(message.id)) return;
     // 👀 now, before the thread is started and its history read (the reaction needs neither).
     if (mentionsBot) void this.options.inbound.acknowledge?.(thread, message.id, message.author.id);
-    this.queue(thread, "message", message.id, async () => {
+    this.queue(thread, "message", message.id, this.delivered, async () => {
       const incoming = this.incoming(message, thread, mentionsBot, roles);
       if (place.kind === "text" && !(await this.startThread(message, incoming.text))) return;
       if (mentionsBot && place.kind === "thread") {
@@ -135,7 +141,7 @@ export class DiscordReceiver {
     const thread = threadRefIn(place, message.id);
     if (!thread || !message.author || !this.allowed(place, message.author.id, message.member)) return;
     const author = message.author;
-    this.queue(thread, "edit", message.id, async () => {
+    this.queue(thread, "edit", message.id, undefined, async () => {
       const roles = botRoleIds(message, this.botId);
       const mentionsBot = place.kind === "dm" || mentionsBotIn(message.content ?? "", this.botId, roles);
       await this.options.inbound.messageEdited(this.incoming(message, thread, mentionsBot, roles, author));
@@ -148,7 +154,9 @@ export class DiscordReceiver {
     if (place.kind !== "thread" && place.kind !== "dm") return;
     const thread = threadRefIn(place, message.id);
     if (!thread) return;
-    this.queue(thread, "delete", message.id, () => this.options.inbound.messageDeleted(thread, message.id));
+    this.queue(thread, "delete", message.id, undefined, () =>
+      this.options.inbound.messageDeleted(thread, message.id),
+    );
   }
 
   private onReaction(
@@ -164,7 +172,7 @@ export class DiscordReceiver {
     if (!thread || !this.allowed(place, user.id, member)) return;
     const { emoji } = reaction;
     const name = emoji.id ? `${emoji.name ?? "_"}:${emoji.id}` : emojiName(emoji.name ?? "");
-    this.queue(thread, "reaction", message.id, () =>
+    this.queue(thread, "reaction", message.id, undefined, () =>
       this.options.inbound.reaction({
         thread,
         messageId: message.id,
@@ -312,14 +320,20 @@ export class DiscordReceiver {
     });
   }
 
-  private queue(thread: ThreadRef, kind: string, messageId: string, task: () => Promise<unknown>): void {
-    this.serial
-      .run(thread, task)
-      .catch((err: unknown) =>
-        this.options.log.error(
-          { err, kind, messageId, thread: thread.thread },
-          "discord: event handling failed",
-        ),
-      );
+  /** Runs `task` in the thread's order (once per message id when `once` is given); failures are logged. */
+  private queue(
+    thread: ThreadRef,
+    kind: string,
+    messageId: string,
+    once: DeliveryDedupe | undefined,
+    task: () => Promise<unknown>,
+  ): void {
+    const run = () => this.serial.run(thread, task);
+    (once ? once.run(messageId, run) : run()).catch((err: unknown) =>
+      this.options.log.error(
+        { err, kind, messageId, thread: thread.thread },
+        "discord: event handling failed",
+      ),
+    );
   }
 }

@@ -177,13 +177,16 @@ describe("Discord conversations (sharded gateway and worker processes, fake Disc
     await e2e.waitForRuns(mention.id, 2, "second answer");
 
     expect(e2e.discord.gateway.identifies).toHaveLength(identifies);
-    // The replayed mention did reach the gateway logic (it acknowledged it again)…
+    // The fake replayed the mention on the resume (replayFrom); the adapter recognized it before any side
+    // effect: one thread start, one 👀, one run per message.
+    expect(
+      e2e.discord.requestsTo("POST", new RegExp(`^/channels/${channel}/messages/${mention.id}/threads$`)),
+    ).toHaveLength(1);
     const acks = e2e.discord.requestsTo(
       "PUT",
       new RegExp(`^/channels/${channel}/messages/${mention.id}/reactions/`),
     );
-    expect(acks).toHaveLength(2);
-    // …which recognized it: one run per message.
+    expect(acks).toHaveLength(1);
     const requests = e2e.requests(tag);
     expect(requests).toHaveLength(2);
     expect(userTexts(requests[1])).toEqual([`Alice: [${tag}] remember this`, "Alice: again"]);
