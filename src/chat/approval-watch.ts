@@ -56,5 +56,7 @@ export function watchApprovals(outbound: ChatOutbound): ChatOutbound {
     },
   };
   if (outbound.toolTasks !== undefined) Object.assign(wrapped, { toolTasks: outbound.toolTasks });
+  const { postNotifying } = outbound;
+  if (postNotifying) wrapped.postNotifying = (...args) => postNotifying.apply(outbound, args);
   return wrapped;
 }

@@ -227,6 +227,11 @@ export interface ChatOutbound {
   /** A notice only `userId` sees (Slack ephemeral, Discord ephemeral reply); may fall back to a DM. */
   notify(thread: ThreadRef, userId: string, text: string): Promise<void>;
   /**
+   * Optional: posts `text` so that its mentions of `userIds` notify them (the approval reminder), where a
+   * plain {@link ChatOutbound.post} notifies nobody (Discord's). Without it, `post` is used.
+   */
+  postNotifying?(thread: ThreadRef, text: string, userIds: string[]): Promise<PostedMessage>;
+  /**
    * Subscribes to the approval cards posted or updated through this object (after the call resolved),
    * in call order; returns the unsubscribe function. Listeners must not throw. Optional: see
    * `watchApprovals` (src/chat), which adds it to any outbound; without it, the renderer cannot place

@@ -92,6 +92,14 @@ export class DiscordOutbound implements ChatOutbound {
     return { id: message.id };
   }
 
+  /** Posts a message whose mentions of `userIds` notify them (a plain {@link post} pings nobody). */
+  async postNotifying(thread: ThreadRef, text: string, userIds: string[]): Promise<PostedMessage> {
+    const message = (await this.rest.post(Routes.channelMessages(thread.thread), {
+      body: { content: text, allowed_mentions: { parse: [], users: userIds } },
+    })) as APIMessage;
+    return { id: message.id };
+  }
+
   async edit(thread: ThreadRef, messageId: string, text: string): Promise<void> {
     await this.rest.patch(Routes.channelMessage(thread.thread, messageId), {
       body: { content: text, allowed_mentions: NO_MENTIONS },

@@ -264,7 +264,9 @@ export class ApprovalGate {
     const { store, threadId, outbound, thread } = this.options;
     try {
       if (!(await store.claimApprovalReminder(threadId, approvalId, Date.now()))) return;
-      await outbound.post(thread, approvalReminderText(request.requester, request.toolName));
+      const text = approvalReminderText(request.requester, request.toolName);
+      if (outbound.postNotifying) await outbound.postNotifying(thread, text, [request.requester.id]);
+      else await outbound.post(thread, text);
     } catch (err) {
       this.options.onError?.(err, "approvalReminder");
     }

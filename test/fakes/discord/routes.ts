@@ -80,6 +80,7 @@ export function registerRoutes(rest: FakeRest, ctx: RouteContext): void {
       components: (body.components as unknown[] | undefined) ?? [],
       type: body.message_reference ? MESSAGE_TYPE.reply : MESSAGE_TYPE.default,
       flags: 0,
+      pinged: pingedUsers(String(body.content ?? ""), body.allowed_mentions),
     });
     ctx.dispatchMessage("MESSAGE_CREATE", message);
     return ok(state.apiMessage(message.id));
@@ -239,4 +240,18 @@ function invalidBody(body: Record<string, unknown>): RestReply | undefined {
   if (content.trim() === "" && embeds.length === 0)
     return discordError(400, 50006, "Cannot send an empty message");
   return undefined;
+}
+
+/**
+ * Who a message's user mentions notify. Without `allowed_mentions` every `<@id>` in the content pings; with
+ * it, only the ones it allows: `parse: ["users"]` all of them, `users: [...]` those listed (and present in
+ * the content) — "This will always validate against the message content to avoid phantom pings"
+ * (https://discord.com/developers/docs/resources/message#allowed-mentions-object).
+ */
+function pingedUsers(content: string, allowed: unknown): string[] {
+  const mentioned = [...content.matchAll(/<@!?(\d+)>/g)].map((match) => match[1]!);
+  if (allowed === undefined || allowed === null) return mentioned;
+  const { parse, users } = allowed as { parse?: string[]; users?: string[] };
+  if (parse?.includes("users")) return mentioned;
+  return mentioned.filter((id) => users?.includes(id));
 }

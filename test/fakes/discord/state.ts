@@ -57,6 +57,8 @@ export interface FakeMessage {
   reactions: Map<string, Set<string>>;
   /** For thread starter system messages: the message the thread was started on. */
   referencedId?: string;
+  /** Users a bot message notified: its `<@id>` mentions that its `allowed_mentions` let through. */
+  pinged?: string[];
 }
 
 /** Emoji compared without the U+FE0F variation selector (Discord treats both forms alike). */
