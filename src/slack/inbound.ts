@@ -140,6 +140,11 @@ export class SlackInbound {
   private readonly recorded = new ExpiringMap<true>(20_000, 10 * 60 * 1000);
   /** Where events go; set by {@link SlackInbound.start} (the receiver acknowledges mentions through it). */
   private inbound: ChatInbound | undefined;
+  /**
+   * Mentions already acknowledged on arrival: their second delivery (`message` and `app_mention`) or a
+   * retry does not react again (each reaction costs Slack's reactions.add budget).
+   */
+  private readonly acknowledged = new ExpiringMap<true>(20_000, 10 * 60 * 1000);
 
   constructor(private readonly options: SlackInboundOptions) {
     this.log = options.log ?? SILENT_SLACK_LOGGER;
@@ -288,7 +293,8 @@ export class SlackInbound {
     if (!raw || (raw.type !== "message" && raw.type !== "app_mention")) return;
     const team = typeof body.team_id === "string" ? body.team_id : "";
     const mention = this.mentionOf(classifyMessageEvent(raw), team, raw.type === "app_mention");
-    if (mention) void this.inbound?.acknowledge?.(mention.thread, mention.ts, mention.authorId);
+    if (!mention || !this.acknowledged.claim(`${team}:${mention.thread.channel}:${mention.ts}`, true)) return;
+    void this.inbound?.acknowledge?.(mention.thread, mention.ts, mention.authorId);
   }
 
   /** The new message from a person, in an allowed place, that mentions the bot (or is a DM to it). */
@@ -377,11 +383,9 @@ export class SlackInbound {
       return;
     }
     // The thread's order is fixed here, on arrival: the name and history lookups wait in line. The 👀
-    // does not: it is asked for now, before any lookup, so a mention is acknowledged whatever waits.
-    await this.once(this.seenMessages, `${team}:${channel}:${ts}`, () => {
-      // Usually done on arrival already ({@link SlackInbound.arrived}); the gateway reacts once either way.
-      if (mentionsBot) void inbound.acknowledge?.(thread, ts, author.id);
-      return this.serial.run(thread, async () => {
+    // does not: it was asked for on arrival ({@link SlackInbound.arrived}), before any lookup.
+    await this.once(this.seenMessages, `${team}:${channel}:${ts}`, () =>
+      this.serial.run(thread, async () => {
         const message = await incoming();
         if (mentionsBot && thread.thread !== ts) {
           const history = await threadHistory({
@@ -397,8 +401,8 @@ export class SlackInbound {
           if (history.length > 0) message.history = history;
         }
         await Promise.all([this.rememberRecipient(thread, message), inbound.message(message)]);
-      });
-    });
+      }),
+    );
   }
 
   /**
