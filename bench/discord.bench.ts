@@ -32,7 +32,7 @@ import {
 } from "../test/fakes/openai-server.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
-import { percentile } from "./support/stats.js";
+import { percentile, verdict } from "./support/stats.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -241,7 +241,7 @@ async function main(): Promise<void> {
       [`zero 429s at ${THREADS} threads`, limited === 0],
     ] as const;
     console.log("");
-    for (const [name, ok] of checks) console.log(`${ok ? "PASS" : "FAIL"}  ${name}`);
+    for (const [name, ok] of checks) console.log(`${verdict(ok)}  ${name}`);
     if (args.verbose) {
       const queue = createRunQueue(connect({ blocking: true }), prefix);
       const jobs = await queue.getJobs(["completed"]);

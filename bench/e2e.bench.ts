@@ -30,7 +30,8 @@ import { chunks, FakeOpenAIServer, type ReceivedRequest } from "../test/fakes/op
 import { freePort } from "../test/support/net.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
-import { median, percentile } from "./support/stats.js";
+import { wholeProcessProfileOptions } from "./support/profile.js";
+import { median, percentile, verdict } from "./support/stats.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -273,7 +274,7 @@ async function scenario(
     LOG_LEVEL: "info",
   };
   if (args.profile) {
-    env.NODE_OPTIONS = `--import ${new URL("./support/cpu-profile.mjs", import.meta.url).pathname}`;
+    env.NODE_OPTIONS = wholeProcessProfileOptions();
     env.CPU_PROFILE_DIR = args.profile;
   }
   const processes = await CliProcess.startAll([
@@ -398,13 +399,9 @@ async function main() {
     ];
     const met = ackP50 <= 10 && ackP99 <= 100 && tokenP99 <= 50;
     // A burst of new threads has one target (issue #17): ack p99 ≤ 100 ms.
-    const verdict = name.startsWith("burst")
-      ? `${ackP99 <= 100 ? "PASS" : "FAIL"} (ack p99 ≤ 100 ms)`
-      : met
-        ? "PASS"
-        : "FAIL";
+    const outcome = name.startsWith("burst") ? `${verdict(ackP99 <= 100)} (ack p99 ≤ 100 ms)` : verdict(met);
     console.log(
-      `| ${name} | ${samples.length} | ${ms(baselineMs)} | ${ms(ackP50)} (${(ackP50 / baselineMs).toFixed(1)}× base) | ${ms(ackP99)} | ${ms(tokenP50)} | ${ms(tokenP99)} | ${verdict} |`,
+      `| ${name} | ${samples.length} | ${ms(baselineMs)} | ${ms(ackP50)} (${(ackP50 / baselineMs).toFixed(1)}× base) | ${ms(ackP99)} | ${ms(tokenP50)} | ${ms(tokenP99)} | ${outcome} |`,
     );
   }
   console.log(

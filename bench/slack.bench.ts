@@ -31,7 +31,8 @@ import type { FakeRateLimit } from "../test/fakes/slack-server.js";
 import { FakeSlackServer } from "../test/fakes/slack-server.js";
 import { CliProcess } from "../test/support/process.js";
 import { connect, deletePrefix, REDIS_URL, requireRedis, uniquePrefix } from "../test/support/redis.js";
-import { median, percentile } from "./support/stats.js";
+import { wholeProcessProfileOptions } from "./support/profile.js";
+import { median, percentile, verdict } from "./support/stats.js";
 
 const MODEL_TTFT_MS = 25;
 const args = process.argv.slice(2);
@@ -237,7 +238,7 @@ async function phase(threads: number, rounds: number): Promise<PhaseResult> {
     LOG_LEVEL: "info",
     ...(profileDir
       ? {
-          NODE_OPTIONS: `--import ${new URL("./support/cpu-profile.mjs", import.meta.url).pathname}`,
+          NODE_OPTIONS: wholeProcessProfileOptions(),
           CPU_PROFILE_DIR: profileDir,
         }
       : {}),
@@ -372,7 +373,7 @@ async function rotation() {
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|");
   console.log(
-    `| ${result.gapsMs.length} | ${ms(p50)} | ${ms(p99)} | ${ms(max)} | ${result.rotationGapsMs.length} | ${ms(rotP99)} | ${result.messages} | ${result.complete ? "yes" : "NO"} | ${result.rateLimited} | ${pass ? "PASS" : "FAIL"} (p99 ≤ 1.5 s) |`,
+    `| ${result.gapsMs.length} | ${ms(p50)} | ${ms(p99)} | ${ms(max)} | ${result.rotationGapsMs.length} | ${ms(rotP99)} | ${result.messages} | ${result.complete ? "yes" : "NO"} | ${result.rateLimited} | ${verdict(pass)} (p99 ≤ 1.5 s) |`,
   );
 }
 
@@ -409,7 +410,7 @@ async function latency() {
     const acks = result.samples.map((s) => s.ackMs);
     const ok = percentile(acks, 50) <= 10 && percentile(acks, 99) <= 50;
     console.log(
-      `${ok ? "PASS" : "FAIL"}  ${result.threads} concurrent threads: ack p50 ${ms(percentile(acks, 50))} (≤ 10 ms), p99 ${ms(percentile(acks, 99))} (≤ 50 ms)`,
+      `${verdict(ok)}  ${result.threads} concurrent threads: ack p50 ${ms(percentile(acks, 50))} (≤ 10 ms), p99 ${ms(percentile(acks, 99))} (≤ 50 ms)`,
     );
   }
   for (const result of results) {

@@ -20,6 +20,7 @@ import type { AgentMessage, ToolResultMessage } from "../src/agent/index.js";
 import { createContextManager } from "../src/context/index.js";
 import { createTokenCounter } from "../src/llm/context-tokens.js";
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, limitToolResult } from "../src/runs/tool-result-limit.js";
+import { zeroUsage } from "../test/fakes/scripted-model.js";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -85,14 +86,7 @@ function transcriptWith(result: ToolResultMessage): AgentMessage[] {
       api: "bench",
       provider: "bench",
       model: "bench",
-      usage: {
-        input: 0,
-        output: 0,
-        cacheRead: 0,
-        cacheWrite: 0,
-        totalTokens: 0,
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      },
+      usage: zeroUsage(),
       stopReason: "toolUse",
       timestamp: 1,
     },
