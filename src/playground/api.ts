@@ -5,6 +5,7 @@ import {
   type ButtonReply,
   type ChatInbound,
   type ChatUser,
+  DeliveryDedupe,
   type IncomingMessage,
   type ThreadRef,
   ThreadSerial,
@@ -50,6 +51,8 @@ export class PlaygroundActions {
   private readonly inbound: ChatInbound;
   private readonly mention: RegExp;
   private readonly serial = new ThreadSerial();
+  /** Submissions by the browser's draft id: a double submit (Enter twice, a resent request) posts once. */
+  private readonly submissions = new DeliveryDedupe();
 
   constructor(options: PlaygroundActionsOptions) {
     this.store = options.store;
@@ -58,8 +61,21 @@ export class PlaygroundActions {
     this.mention = new RegExp(`(^|\\s)@${name}\\b[,:]?\\s*`, "gi");
   }
 
-  /** Starts a thread with a message that mentions the bot. */
-  async createThread(
+  /**
+   * Starts a thread with a message that mentions the bot. With `draftId` (the browser's id of what was
+   * typed), a second submission of the same draft by the same user starts nothing and resolves like the
+   * first (the same thread and message); a failed one may be submitted again.
+   */
+  createThread(
+    user: ChatUser,
+    text: string,
+    draftId?: string,
+  ): Promise<{ thread: PlaygroundThread; message: PlaygroundMessage }> {
+    if (draftId === undefined) return this.startThread(user, text);
+    return this.submissions.run(`thread:${user.id}:${draftId}`, () => this.startThread(user, text));
+  }
+
+  private async startThread(
     user: ChatUser,
     text: string,
   ): Promise<{ thread: PlaygroundThread; message: PlaygroundMessage }> {
@@ -76,10 +92,17 @@ export class PlaygroundActions {
     return { thread, message };
   }
 
-  /** Posts a reply in a thread; it mentions the bot when it contains `@<bot name>`. */
-  async reply(threadId: string, user: ChatUser, text: string): Promise<PlaygroundMessage> {
-    await this.requireThread("reply", threadId);
-    return this.submit(threadId, user, text, false);
+  /**
+   * Posts a reply in a thread; it mentions the bot when it contains `@<bot name>`. With `draftId`, a second
+   * submission of the same draft by the same user posts nothing and resolves with the first's message.
+   */
+  reply(threadId: string, user: ChatUser, text: string, draftId?: string): Promise<PlaygroundMessage> {
+    const post = async () => {
+      await this.requireThread("reply", threadId);
+      return this.submit(threadId, user, text, false);
+    };
+    if (draftId === undefined) return post();
+    return this.submissions.run(`reply:${threadId}:${user.id}:${draftId}`, post);
   }
 
   /** Replaces the text of the user's own message. */

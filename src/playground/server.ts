@@ -63,6 +63,15 @@ const text = z
   .refine((value) => value.trim() !== "", "is empty");
 const bodies = {
   message: z.object({ user, text }),
+  // `draftId`: the browser's id of what was typed, so a double submission posts once.
+  post: z.object({
+    user,
+    text,
+    draftId: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{8,64}$/)
+      .optional(),
+  }),
   user: z.object({ user }),
   reaction: z.object({ user, emoji: z.string().regex(/^[a-z0-9_+'-]{1,64}$/), added: z.boolean() }),
   // The decisions every platform accepts; anything else is a 400, never a click.
@@ -177,8 +186,8 @@ function createRouter(options: PlaygroundServerOptions, hosts: HostAllowlist) {
       "POST",
       /^\/api\/threads$/,
       async (req) => {
-        const body = bodies.message.parse(await readJson(req));
-        return actions.createThread(toUser(body.user), body.text);
+        const body = bodies.post.parse(await readJson(req));
+        return actions.createThread(toUser(body.user), body.text, body.draftId);
       },
     ],
     [
@@ -194,8 +203,8 @@ function createRouter(options: PlaygroundServerOptions, hosts: HostAllowlist) {
       "POST",
       /^\/api\/threads\/([^/]+)\/messages$/,
       async (req, [threadId]) => {
-        const body = bodies.message.parse(await readJson(req));
-        return { message: await actions.reply(threadId!, toUser(body.user), body.text) };
+        const body = bodies.post.parse(await readJson(req));
+        return { message: await actions.reply(threadId!, toUser(body.user), body.text, body.draftId) };
       },
     ],
     [

@@ -86,6 +86,37 @@ describe("playground HTTP API → ChatInbound", () => {
     ]);
   });
 
+  it("posts a draft submitted twice once (same draft id), and a new draft again", async () => {
+    const started = await Promise.all(
+      [1, 2].map(() =>
+        fixture.api("POST", "/api/threads", { user: ada, text: "@Threadline deploy", draftId: "draft-0001" }),
+      ),
+    );
+    const threadId = (started[0]!.body.thread as { id: string }).id;
+    expect((started[1]!.body.thread as { id: string }).id).toBe(threadId);
+    const path = `/api/threads/${threadId}/messages`;
+    const replies = await Promise.all(
+      [1, 2].map(() => fixture.api("POST", path, { user: bob, text: "also staging", draftId: "draft-0002" })),
+    );
+    const ids = replies.map((reply) => (reply.body.message as PlaygroundMessage).id);
+    expect(ids[1]).toBe(ids[0]);
+    // Another user's submission with the same draft id, and a new draft, are their own messages.
+    await fixture.api("POST", path, { user: ada, text: "also staging", draftId: "draft-0002" });
+    await fixture.api("POST", path, { user: bob, text: "also staging", draftId: "draft-0003" });
+
+    const messages = fixture.inbound.events.flatMap((e) => (e.kind === "message" ? [e.message] : []));
+    expect(messages.map((m) => [m.author.name, m.text])).toEqual([
+      ["Ada", "deploy"],
+      ["Bob", "also staging"],
+      ["Ada", "also staging"],
+      ["Bob", "also staging"],
+    ]);
+    const shown = (await fixture.api("GET", `/api/threads/${threadId}`))
+      .body as unknown as PlaygroundSnapshot;
+    expect(shown.messages.filter((m) => m.kind === "user")).toHaveLength(4);
+    expect((await fixture.api("GET", "/api/threads")).body.threads).toHaveLength(1);
+  });
+
   it("relays reactions once per change, edits and deletes of the author's own messages", async () => {
     const threadId = await newThread();
     const reply = (

@@ -242,13 +242,25 @@ async function openThread(id) {
 
 // ---------------------------------------------------------------- user actions
 
+/**
+ * An id for what is in the composer, sent with it: pressing Enter twice (the form submits even while the
+ * send button is disabled) or a resent request posts it once. A new draft gets a new id.
+ */
+function newDraftId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+let draftId = newDraftId();
+
 async function send(text) {
   const user = state.me;
+  const sent = draftId;
   if (state.current) {
-    await api("POST", `/api/threads/${encodeURIComponent(state.current.thread.id)}/messages`, { user, text });
+    const path = `/api/threads/${encodeURIComponent(state.current.thread.id)}/messages`;
+    await api("POST", path, { user, text, draftId: sent });
     return;
   }
-  const { thread } = await api("POST", "/api/threads", { user, text });
+  const { thread } = await api("POST", "/api/threads", { user, text, draftId: sent });
   state.started = thread.id;
   location.hash = thread.id;
 }
@@ -377,7 +389,10 @@ function setUpComposer() {
     input.style.height = "auto";
     input.style.height = `${input.scrollHeight}px`;
   };
-  input.addEventListener("input", resize);
+  input.addEventListener("input", () => {
+    draftId = newDraftId();
+    resize();
+  });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
@@ -392,6 +407,7 @@ function setUpComposer() {
     send(text)
       .then(() => {
         input.value = "";
+        draftId = newDraftId();
         resize();
       })
       .catch((err) => toast(err.message))
