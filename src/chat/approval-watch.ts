@@ -10,7 +10,7 @@ import type {
 /**
  * Wraps `outbound` so that approval cards posted or updated through the wrapper are announced to its
  * {@link ChatOutbound.watchApprovals} listeners (after the platform call resolved; a rejected call
- * announces nothing). Everything else is passed through unchanged, `limits` and `toolTasks` included.
+ * announces nothing). Everything else is passed through unchanged, `limits`, `dialect` and `toolTasks` included.
  * Create one per run: the run's renderer and its approval gate then share it, and the renderer learns
  * when a card appears (to continue its reply below the card and say whose approval the run waits for).
  * Listeners run synchronously in subscription order; one that throws is ignored.
@@ -29,6 +29,7 @@ export function watchApprovals(outbound: ChatOutbound): ChatOutbound {
   const copy = (card: ApprovalCard): ApprovalCard => ({ ...card, state: { ...card.state } });
   const wrapped: ChatOutbound = {
     limits: outbound.limits,
+    dialect: outbound.dialect,
     post: (thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage> =>
       parts === undefined ? outbound.post(thread, text) : outbound.post(thread, text, parts),
     edit: (thread: ThreadRef, messageId: string, text: string, parts?: ReplyPart[]) =>

@@ -127,8 +127,38 @@ export interface ApprovalCard {
   state: ApprovalCardState;
 }
 
-/** Text dialect a platform renders. The renderer converts Markdown into it. */
-export type Dialect = "slack" | "discord" | "markdown";
+/**
+ * How a platform writes text, brought by its adapter through {@link ChatOutbound.dialect} (each adapter
+ * defines its own next to its outbound; the renderer never asks which platform it is). Every method is
+ * pure and deterministic and never throws.
+ */
+export interface ChatDialect {
+  /** Converts model Markdown into the platform's markup (the identity for a platform that speaks Markdown). */
+  toMarkup(markdown: string): string;
+  /**
+   * Optional: a converter for one run, with the results of {@link ChatDialect.toMarkup} but memory for text
+   * that is converted again and again as it grows. Default: `toMarkup`.
+   */
+  createConverter?(): (markdown: string) => string;
+  /** Plain text (a name, a reason) as markup that shows it literally. */
+  escape(text: string): string;
+  /** Text inside a code block or inline code, as the platform needs it there. */
+  escapeCode(text: string): string;
+  /** Bold markup around already escaped text. */
+  bold(text: string): string;
+  /**
+   * The Markdown line (converted with {@link ChatDialect.toMarkup} like every line of a reply) that the
+   * platform shows as small secondary text: the run footer.
+   */
+  subtext(text: string): string;
+  /**
+   * A point in time in markup: `relative` reads after "Expires" (e.g. `at 12:00 UTC`, `in 5 minutes`),
+   * `absolute` after a name and a comma. Native timestamps render in the reader's time zone.
+   */
+  timestamp(ms: number, style: "relative" | "absolute"): string;
+  /** Markup that mentions the platform user `userId`. */
+  mention(userId: string): string;
+}
 
 /** Platform limits the renderer respects. */
 export interface OutboundLimits {
@@ -136,9 +166,8 @@ export interface OutboundLimits {
   maxMessageChars: number;
   /** Minimum interval between edits of one message, in ms. */
   minEditIntervalMs: number;
-  dialect: Dialect;
   /**
-   * How the platform measures a message against `maxMessageChars` (Slack: UTF-8 bytes). Default: the
+   * How the platform measures a message against `maxMessageChars` (e.g. UTF-8 bytes). Default: the
    * UTF-16 length. The renderer shrinks its split budget until every part measures within the limit.
    */
   measure?: (text: string) => number;
@@ -158,7 +187,7 @@ export interface ToolTask {
   output?: string;
 }
 
-/** One part of a reply message in order: converted text (the outbound's dialect) or a tool's task. */
+/** One part of a reply message in order: converted text (the outbound's {@link ChatDialect}) or a tool's task. */
 export type ReplyPart = { kind: "text"; text: string } | { kind: "task"; task: ToolTask };
 
 /** An approval card posted or updated through an outbound that {@link ChatOutbound.watchApprovals}. */
@@ -191,6 +220,8 @@ export const CHAT_OUTBOUND_METHODS = [
 
 export interface ChatOutbound {
   readonly limits: OutboundLimits;
+  /** How the platform writes text: the renderer converts Markdown with it and draws cards' text in it. */
+  readonly dialect: ChatDialect;
   /**
    * True when the outbound shows tool calls as native task cards: the renderer then passes `parts`
    * to {@link ChatOutbound.post} / {@link ChatOutbound.edit} (the same content as `text`, with each

@@ -16,6 +16,7 @@ import {
   threadId,
 } from "../chat/index.js";
 import { approvalMessageBody } from "./approval-card.js";
+import { DISCORD_DIALECT } from "./dialect.js";
 import { type DiscordLogger, SILENT_DISCORD_LOGGER } from "./logger.js";
 import { PRIORITY_HEADER } from "./rest.js";
 import { channelOfMessage } from "./threads.js";
@@ -53,7 +54,7 @@ interface Draft {
 /**
  * {@link ChatOutbound} over Discord's REST API. The bot posts in the thread channel; reactions go to the
  * channel that holds the message (the message a thread was started on lives in the parent channel).
- * Markdown is kept (dialect `discord`), messages are at most 2,000 characters.
+ * Markdown is kept ({@link DISCORD_DIALECT}), messages are at most 2,000 characters.
  *
  * Status: a non-null status sends Discord's typing indicator and renews it every
  * `typingRenewMs` until a `null` status (or the run's end) stops it. Final answer: the renderer posts one
@@ -65,6 +66,7 @@ interface Draft {
  */
 export class DiscordOutbound implements ChatOutbound {
   readonly limits: OutboundLimits;
+  readonly dialect = DISCORD_DIALECT;
   private readonly rest: REST;
   private readonly typingRenewMs: number;
   private readonly log: DiscordLogger;
@@ -79,7 +81,6 @@ export class DiscordOutbound implements ChatOutbound {
     this.limits = {
       maxMessageChars: DISCORD_MAX_MESSAGE_CHARS,
       minEditIntervalMs: options.minEditIntervalMs ?? DISCORD_EDIT_INTERVAL_MS,
-      dialect: "discord",
     };
   }
 
@@ -185,7 +186,7 @@ export class DiscordOutbound implements ChatOutbound {
     } catch (err) {
       if (!(err instanceof DiscordAPIError)) throw err;
       await this.rest.post(Routes.channelMessages(thread.thread), {
-        body: { content: `<@${userId}> ${text}`, allowed_mentions: { users: [userId] } },
+        body: { content: `${this.dialect.mention(userId)} ${text}`, allowed_mentions: { users: [userId] } },
       });
     }
   }

@@ -8,16 +8,16 @@ import {
   type PostedMessage,
   type ThreadRef,
 } from "../chat/index.js";
+import { PLAYGROUND_DIALECT } from "./dialect.js";
 import type { PlaygroundStore } from "./store.js";
 
 /**
- * The playground's limits: Markdown, generous message size, and edits every 150 ms — a local Redis
+ * The playground's limits: generous message size, and edits every 150 ms — a local Redis
  * write and one Server-Sent Event per edit are cheap, and it makes the streaming look smooth.
  */
 export const PLAYGROUND_LIMITS: OutboundLimits = {
   maxMessageChars: 8000,
   minEditIntervalMs: 150,
-  dialect: "markdown",
 };
 
 /** The bot as playground messages name it. */
@@ -31,6 +31,7 @@ export const PLAYGROUND_BOT: ChatUser = { id: "threadline", name: "Threadline", 
  */
 export class PlaygroundOutbound implements ChatOutbound {
   readonly limits: OutboundLimits = PLAYGROUND_LIMITS;
+  readonly dialect = PLAYGROUND_DIALECT;
 
   constructor(
     private readonly store: PlaygroundStore,
@@ -80,7 +81,7 @@ export class PlaygroundOutbound implements ChatOutbound {
       id,
       kind: "approval",
       author: this.bot,
-      text: approvalCardText(card, "markdown"),
+      text: approvalCardText(card, this.dialect),
       sentAt: Date.now(),
       card,
     });
@@ -88,7 +89,7 @@ export class PlaygroundOutbound implements ChatOutbound {
   }
 
   async updateApproval(thread: ThreadRef, messageId: string, card: ApprovalCard): Promise<void> {
-    await this.store.editCard(thread.thread, messageId, card, approvalCardText(card, "markdown"));
+    await this.store.editCard(thread.thread, messageId, card, approvalCardText(card, this.dialect));
   }
 
   async notify(thread: ThreadRef, userId: string, text: string): Promise<void> {

@@ -9,6 +9,7 @@ import type {
 import { answerBlocks, messageBlocks, RunAnswers } from "./answer-feedback.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
+import { SLACK_DIALECT } from "./dialect.js";
 import { feedbackBlock } from "./feedback-blocks.js";
 import {
   NativeReply,
@@ -24,12 +25,11 @@ import { footerBlock, splitFooter } from "./run-footer.js";
 
 /**
  * What the renderer must respect on Slack: at most one edit per second per message, at most 4,000 bytes
- * of text per post or update (UTF-8, measured by `measure`), and mrkdwn.
+ * of text per post or update (UTF-8, measured by `measure`); mrkdwn is {@link SLACK_DIALECT}.
  */
 export const SLACK_LIMITS: OutboundLimits = {
   maxMessageChars: 4000,
   minEditIntervalMs: 1000,
-  dialect: "slack",
   measure: (text) => Buffer.byteLength(text, "utf8"),
 };
 
@@ -96,6 +96,7 @@ const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
  */
 export class SlackOutbound implements ChatOutbound {
   readonly limits = SLACK_LIMITS;
+  readonly dialect = SLACK_DIALECT;
   /** Native streams show tool calls as task cards (where a workspace cannot stream, `text` is shown). */
   readonly toolTasks: boolean;
   private readonly api: SlackApi;

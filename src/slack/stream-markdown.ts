@@ -1,5 +1,5 @@
 /**
- * Converts Slack mrkdwn (what the renderer produces for the `"slack"` dialect) into the Markdown that
+ * Converts Slack mrkdwn (what `SLACK_DIALECT` produces) into the Markdown that
  * Slack's streaming API (`chat.startStream` / `chat.appendStream`, `markdown_text`) renders: `*bold*` →
  * `**bold**`, `~strike~` → `~~strike~~`, `<url|label>` → `[label](url)`, `<url>` → `url`, and the `&amp;`
  * / `&lt;` / `&gt;` entities back to characters (in code too). User, channel and date tokens (`<@U1>`,

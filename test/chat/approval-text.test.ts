@@ -5,9 +5,14 @@ import {
   approvalButtonLabels,
   approvalCardText,
   isApprovalDecision,
+  MARKDOWN_DIALECT,
   offersThreadGrant,
   renderArguments,
 } from "../../src/chat/index.js";
+import { DISCORD_DIALECT } from "../../src/discord/dialect.js";
+import { SLACK_DIALECT } from "../../src/slack/dialect.js";
+
+const DIALECTS = { markdown: MARKDOWN_DIALECT, slack: SLACK_DIALECT, discord: DISCORD_DIALECT } as const;
 
 describe("renderArguments", () => {
   it("renders flat arguments as key: value lines, multi-line strings indented under their key", () => {
@@ -94,7 +99,7 @@ const at = Date.UTC(2026, 0, 2, 14, 1);
 
 describe("approvalCardText", () => {
   it("shows a pending card with tool, arguments, who may decide, expiry and waiting messages", () => {
-    expect(approvalCardText(card, "markdown")).toBe(
+    expect(approvalCardText(card, DIALECTS.markdown)).toBe(
       [
         "🔐 **Approval needed** to run `shell`",
         "```",
@@ -107,7 +112,10 @@ describe("approvalCardText", () => {
   });
 
   it("uses Slack mrkdwn, escaping and native dates for Slack", () => {
-    const text = approvalCardText({ ...card, state: { kind: "pending", waitingMessages: 0 } }, "slack");
+    const text = approvalCardText(
+      { ...card, state: { kind: "pending", waitingMessages: 0 } },
+      DIALECTS.slack,
+    );
     expect(text).toBe(
       [
         "🔐 *Approval needed* to run `shell`",
@@ -148,14 +156,14 @@ describe("approvalCardText", () => {
       "🚫 **Cancelled**: the run was stopped",
     ],
   ] as const)("shows the decision %j (%s)", (state, dialect, line) => {
-    const text = approvalCardText({ ...card, state }, dialect);
+    const text = approvalCardText({ ...card, state }, DIALECTS[dialect]);
     expect(text.split("\n").at(-1)).toBe(line);
     expect(text.split("\n")[0]).toMatch(/^🔐 \*{1,2}Approval\*{1,2} to run `shell`$/);
     expect(text).not.toContain("can decide");
   });
 
   it("keeps the code block intact when the arguments contain a fence", () => {
-    const text = approvalCardText({ ...card, argumentsText: "a\n```\nb" }, "markdown");
+    const text = approvalCardText({ ...card, argumentsText: "a\n```\nb" }, DIALECTS.markdown);
     expect(text.match(/^```$/gm)).toHaveLength(2);
   });
 });
@@ -164,7 +172,7 @@ describe("approval card grants", () => {
   it("names the requester (escaped) in an always grant, and 'the requester' when the card has no name", () => {
     const state = { kind: "approved", by: grace, at, always: true } as const;
     const line = (requesterName: string) =>
-      approvalCardText({ ...card, requesterName, state }, "markdown")
+      approvalCardText({ ...card, requesterName, state }, DIALECTS.markdown)
         .split("\n")
         .at(-1);
     expect(line("ada_l*")).toBe(
@@ -184,11 +192,11 @@ describe("approval card grants", () => {
         changes: ['cmd: "rm -rf /" → "ls"'],
       },
     };
-    expect(approvalCardText(approved, "markdown").split("\n").slice(-2)).toEqual([
+    expect(approvalCardText(approved, DIALECTS.markdown).split("\n").slice(-2)).toEqual([
       "✏️ **Edited before approval**:",
       '• `cmd: "rm -rf /" → "ls"`',
     ]);
-    expect(approvalCardText(approved, "slack")).toContain("✏️ *Edited before approval*:");
+    expect(approvalCardText(approved, DIALECTS.slack)).toContain("✏️ *Edited before approval*:");
   });
 
   it("labels the buttons with the tool and whom an always grant covers", () => {

@@ -18,7 +18,7 @@ const CUT = /The answer was cut off here/;
 
 function setup(limits: Partial<OutboundLimits> = {}, options: Partial<RunRendererOptions> = {}) {
   const chat = new MemoryOutbound({
-    limits: { minEditIntervalMs: 1000, maxMessageChars: 2000, dialect: "discord", ...limits },
+    limits: { minEditIntervalMs: 1000, maxMessageChars: 2000, ...limits },
   });
   const clock = new ManualClock();
   const renderer = createRunRenderer({ outbound: chat, thread, clock, ...options });

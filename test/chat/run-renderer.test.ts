@@ -2,13 +2,17 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, type AgentEvent } from "../../src/agent/index.js";
 import {
+  type ChatDialect,
   createRunRenderer,
+  MARKDOWN_DIALECT,
   type OutboundLimits,
   type RenderOperation,
   type RunStats,
   type ThreadRef,
   threadId,
 } from "../../src/chat/index.js";
+import { DISCORD_DIALECT } from "../../src/discord/dialect.js";
+import { SLACK_DIALECT } from "../../src/slack/dialect.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
 import { events as e } from "./events.js";
@@ -18,8 +22,11 @@ const thread: ThreadRef = { platform: "slack", workspace: "T1", channel: "C1", t
 const key = threadId(thread);
 const stats: RunStats = { turns: 2, toolCalls: 1, inputTokens: 1200, outputTokens: 300 };
 
-function setup(limits: Partial<OutboundLimits> = {}, footer = true) {
-  const chat = new MemoryOutbound({ limits: { minEditIntervalMs: 1000, maxMessageChars: 4000, ...limits } });
+function setup(limits: Partial<OutboundLimits> = {}, footer = true, dialect: ChatDialect = MARKDOWN_DIALECT) {
+  const chat = new MemoryOutbound({
+    limits: { minEditIntervalMs: 1000, maxMessageChars: 4000, ...limits },
+    dialect,
+  });
   const clock = new ManualClock();
   const errors: [string, RenderOperation][] = [];
   const renderer = createRunRenderer({
@@ -271,7 +278,7 @@ describe("createRunRenderer", () => {
   });
 
   it("converts Markdown to Slack mrkdwn and keeps every message within the limit after conversion", async () => {
-    const { chat, clock, feed, finish } = setup({ dialect: "slack", maxMessageChars: 300 });
+    const { chat, clock, feed, finish } = setup({ maxMessageChars: 300 }, true, SLACK_DIALECT);
     const answer = `**Result** for [docs](https://example.com):\n\n${"Tom & Jerry & co. ".repeat(40)}`;
     await feed(e.turnStart(), e.assistantStart(), e.text(answer), e.assistantEnd());
     await clock.advance(1000);
@@ -284,7 +291,7 @@ describe("createRunRenderer", () => {
   });
 
   it("uses Discord subtext for the footer and can leave the footer out", async () => {
-    const discord = setup({ dialect: "discord" });
+    const discord = setup({}, true, DISCORD_DIALECT);
     await discord.feed(e.turnStart(), e.assistantStart(), e.text("Hi"), e.assistantEnd());
     await discord.finish();
     expect(discord.chat.texts(thread)).toEqual(["Hi\n\n-# 2 turns · 1 tool call · 1.5k tokens"]);

@@ -11,7 +11,7 @@ const stats = { turns: 1, toolCalls: 1, inputTokens: 0, outputTokens: 0 };
 
 function setup() {
   const chat = new MemoryOutbound({
-    limits: { minEditIntervalMs: 0, maxMessageChars: 4000, dialect: "markdown" },
+    limits: { minEditIntervalMs: 0, maxMessageChars: 4000 },
   });
   const clock = new ManualClock();
   const renderer = createRunRenderer({ outbound: chat, thread, footer: false, clock });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ApprovalCard, type ThreadRef, threadId } from "../../src/chat/index.js";
+import { type ApprovalCard, MARKDOWN_DIALECT, type ThreadRef, threadId } from "../../src/chat/index.js";
 import { MemoryOutbound, MemoryOutboundError } from "./memory-outbound.js";
 
 const thread: ThreadRef = { platform: "playground", workspace: "local", channel: "general", thread: "t1" };
@@ -178,6 +178,7 @@ describe("MemoryOutbound", () => {
     expect(seen).toEqual(["post:x1", "edit:x1"]);
     expect(chat.ops).toEqual([]);
     expect(chat.counts.edit).toBe(2);
-    expect(chat.limits).toEqual({ maxMessageChars: 4000, minEditIntervalMs: 0, dialect: "markdown" });
+    expect(chat.limits).toEqual({ maxMessageChars: 4000, minEditIntervalMs: 0 });
+    expect(chat.dialect).toBe(MARKDOWN_DIALECT);
   });
 });

@@ -2,7 +2,9 @@ import {
   type ApprovalCard,
   approvalCardText,
   CHAT_OUTBOUND_METHODS,
+  type ChatDialect,
   type ChatOutbound,
+  MARKDOWN_DIALECT,
   type OutboundLimits,
   type PostedMessage,
   type ThreadRef,
@@ -77,9 +79,11 @@ export class MemoryOutboundError extends Error {
 export interface MemoryOutboundOptions {
   /**
    * Limits it reports and enforces (texts longer than `maxMessageChars` are rejected as `msg_too_long`).
-   * Default `{ maxMessageChars: 4000, minEditIntervalMs: 0, dialect: "markdown" }`.
+   * Default `{ maxMessageChars: 4000, minEditIntervalMs: 0 }`.
    */
   limits?: Partial<OutboundLimits>;
+  /** The dialect it claims to speak (the renderer converts with it). Default {@link MARKDOWN_DIALECT}. */
+  dialect?: ChatDialect;
   /** Keep every operation in {@link MemoryOutbound.ops}. Default `true`; turn off for long benchmarks. */
   recordOps?: boolean;
   /** Prefix of the message ids it hands out (`m1`, `m2`, …). Default `"m"`. */
@@ -88,7 +92,7 @@ export interface MemoryOutboundOptions {
 
 type Waiter = { predicate: (chat: MemoryOutbound) => boolean; resolve: () => void };
 
-const DEFAULT_LIMITS: OutboundLimits = { maxMessageChars: 4000, minEditIntervalMs: 0, dialect: "markdown" };
+const DEFAULT_LIMITS: OutboundLimits = { maxMessageChars: 4000, minEditIntervalMs: 0 };
 
 /**
  * An in-memory chat implementing {@link ChatOutbound}, for tests and benchmarks (a test double: it is not
@@ -103,6 +107,7 @@ const DEFAULT_LIMITS: OutboundLimits = { maxMessageChars: 4000, minEditIntervalM
  */
 export class MemoryOutbound implements ChatOutbound {
   readonly limits: OutboundLimits;
+  readonly dialect: ChatDialect;
   /** Every call in the order it was applied (empty when `recordOps` is off). */
   readonly ops: RecordedOperation[] = [];
   /** Number of applied calls per operation (also counted when `recordOps` is off). */
@@ -131,6 +136,7 @@ export class MemoryOutbound implements ChatOutbound {
 
   constructor(options: MemoryOutboundOptions = {}) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.dialect = options.dialect ?? MARKDOWN_DIALECT;
     this.recordOps = options.recordOps ?? true;
     this.idPrefix = options.idPrefix ?? "m";
   }
@@ -188,7 +194,7 @@ export class MemoryOutbound implements ChatOutbound {
   postApproval(thread: ThreadRef, card: ApprovalCard): Promise<PostedMessage> {
     const copy = structuredClone(card);
     return this.call("postApproval", thread, { card: copy }, undefined, (entry, key) => {
-      const message = this.create(key, "approval", approvalCardText(copy, this.limits.dialect));
+      const message = this.create(key, "approval", approvalCardText(copy, this.dialect));
       message.card = copy;
       entry.messageId = message.id;
       return { id: message.id };
@@ -200,7 +206,7 @@ export class MemoryOutbound implements ChatOutbound {
     return this.call("updateApproval", thread, { messageId, card: copy }, messageId, (_entry, key) => {
       const message = this.ownMessage("updateApproval", key, messageId, "approval");
       message.card = copy;
-      message.text = approvalCardText(copy, this.limits.dialect);
+      message.text = approvalCardText(copy, this.dialect);
       message.edits++;
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toDialect } from "../../src/chat/index.js";
+import { SLACK_DIALECT } from "../../src/slack/dialect.js";
 import { mrkdwnToStreamMarkdown } from "../../src/slack/index.js";
 
 describe("mrkdwn → streaming Markdown", () => {
@@ -17,7 +17,7 @@ describe("mrkdwn → streaming Markdown", () => {
 
   it("turns what the renderer makes of model Markdown back into equivalent Markdown", () => {
     const markdown = "Use **bold** and [docs](https://docs.test), then:\n\n```js\nif (a < b && c) {}\n```";
-    expect(mrkdwnToStreamMarkdown(toDialect(markdown, "slack"))).toBe(
+    expect(mrkdwnToStreamMarkdown(SLACK_DIALECT.toMarkup(markdown))).toBe(
       "Use **bold** and [docs](https://docs.test), then:\n\n```\nif (a < b && c) {}\n```",
     );
   });

@@ -1,5 +1,4 @@
-import type { ApprovalCard, ApprovalCardState, Dialect } from "../types.js";
-import { escapeMarkdown } from "./progress.js";
+import type { ApprovalCard, ApprovalCardState, ChatDialect } from "../types.js";
 
 /** Strings are never cut shorter than this while fitting arguments into `maxChars`. */
 const MIN_STRING_CHARS = 40;
@@ -170,21 +169,22 @@ function clip(text: string, max: number): string {
 }
 
 /**
- * The plain-text fallback of an approval card in `dialect` (Slack mrkdwn, or Markdown for Discord and
- * the playground): the tool, its arguments in a code block, who may decide and when it expires while
- * pending, or the decision with who made it and when — for "always", whom it covers ("for <requester>" or
- * "for everyone" in this thread). Slack and Discord get native timestamps that
- * render in the reader's time zone; Markdown gets UTC. `card.approvers` are inserted verbatim (so
- * platform mentions such as `<@U123>` work); names of deciders are escaped. Never throws.
+ * The plain-text fallback of an approval card in the platform's `dialect`: the tool, its arguments in a
+ * code block, who may decide and when it expires while pending, or the decision with who made it and when
+ * — for "always", whom it covers ("for <requester>" or "for everyone" in this thread). Times are
+ * {@link ChatDialect.timestamp}s (native ones render in the reader's time zone). `card.approvers` are
+ * inserted verbatim (so platform mentions from {@link ChatDialect.mention} work); names of deciders are
+ * escaped. Never throws.
  */
-export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
-  const text = (value: string) => (dialect === "slack" ? escapeSlack(value) : escapeMarkdown(value));
-  const bold = (value: string) => (dialect === "slack" ? `*${value}*` : `**${value}**`);
+export function approvalCardText(card: ApprovalCard, dialect: ChatDialect): string {
+  const text = (value: string) => dialect.escape(value);
+  const bold = (value: string) => dialect.bold(value);
+  const timestamp = (ms: number, style: "relative" | "absolute") => dialect.timestamp(ms, style);
   const tool = `\`${card.toolName.replaceAll("`", "'")}\``;
   const args = card.argumentsText.replaceAll("```", "`\u200b``");
   const lines = [
     `🔐 ${bold(card.state.kind === "pending" ? "Approval needed" : "Approval")} to run ${tool}`,
-    `\`\`\`\n${dialect === "slack" ? escapeSlack(args) : args}\n\`\`\``,
+    `\`\`\`\n${dialect.escapeCode(args)}\n\`\`\``,
   ];
   const state = card.state;
   switch (state.kind) {
@@ -193,7 +193,7 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
       // expiresAt 0: the tool's card has no timeout.
       lines.push(
         card.expiresAt > 0
-          ? `${who}Expires ${timestamp(card.expiresAt, dialect, "relative")}.`
+          ? `${who}Expires ${timestamp(card.expiresAt, "relative")}.`
           : `${who}No time limit.`,
       );
       if (state.waitingMessages > 0) {
@@ -203,7 +203,7 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
       break;
     }
     case "approved": {
-      const by = `by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`;
+      const by = `by ${text(state.by.name)}, ${timestamp(state.at, "absolute")}`;
       const scope = alwaysScope(state);
       const whom = scope === "thread" ? "everyone" : text(requesterOf(card));
       lines.push(
@@ -216,39 +216,21 @@ export function approvalCardText(card: ApprovalCard, dialect: Dialect): string {
         lines.push(`✏️ ${bold("Edited before approval")}:`);
         for (const change of state.changes) {
           const plain = change.replaceAll("`", "'");
-          lines.push(`• \`${dialect === "slack" ? escapeSlack(plain) : plain}\``);
+          lines.push(`• \`${dialect.escapeCode(plain)}\``);
         }
       }
       break;
     }
     case "denied":
-      lines.push(
-        `❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, dialect, "absolute")}`,
-      );
+      lines.push(`❌ ${bold("Denied")} by ${text(state.by.name)}, ${timestamp(state.at, "absolute")}`);
       if (state.reason) lines.push(`Reason: ${text(state.reason)}`);
       break;
     case "expired":
-      lines.push(`⌛ ${bold("Denied")}: approval timed out, ${timestamp(state.at, dialect, "absolute")}`);
+      lines.push(`⌛ ${bold("Denied")}: approval timed out, ${timestamp(state.at, "absolute")}`);
       break;
     case "cancelled":
       lines.push(`🚫 ${bold("Cancelled")}: ${text(state.reason)}`);
       break;
   }
   return lines.join("\n");
-}
-
-/** Slack needs `&`, `<` and `>` escaped in message text (code blocks included). */
-function escapeSlack(value: string): string {
-  return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
-}
-
-function timestamp(ms: number, dialect: Dialect, style: "relative" | "absolute"): string {
-  const utc = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
-  const seconds = Math.floor(ms / 1000);
-  if (dialect === "slack") {
-    const format = style === "relative" ? "{time}" : "{date_short_pretty} {time}";
-    return `${style === "relative" ? "at " : ""}<!date^${seconds}^${format}|${utc}>`;
-  }
-  if (dialect === "discord") return `<t:${seconds}:${style === "relative" ? "R" : "f"}>`;
-  return `${style === "relative" ? "at " : ""}${utc}`;
 }

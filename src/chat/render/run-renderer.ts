@@ -1,10 +1,9 @@
 import type { AgentEvent, AgentToolResult } from "../../agent/index.js";
 import { threadId } from "../thread-ref.js";
-import type { ApprovalShown, ChatOutbound, RunOutcome, RunStats, ThreadRef } from "../types.js";
+import type { ApprovalShown, ChatDialect, ChatOutbound, RunOutcome, RunStats, ThreadRef } from "../types.js";
 import { type RenderClock, systemClock } from "./clock.js";
 import { formatRunFooter } from "./footer.js";
 import { type LaidOutPiece, type Placement, planLayout } from "./layout-plan.js";
-import { createDialectConverter, type DialectConverter } from "./markdown.js";
 import { formatFailureLine, formatOutcomeLine } from "./outcome.js";
 import { type RenderOperation, ReplyMessages } from "./reply-messages.js";
 import { RunDocument, type ToolView } from "./run-document.js";
@@ -82,8 +81,8 @@ export interface RunRenderer {
  * serialized, never an edit with unchanged content); assistant text and tool progress lines in event
  * order; a `⚠️` line for failed model calls; content beyond `limits.maxMessageChars` continued in new
  * messages (earlier ones frozen, code blocks closed and reopened across them); a user message delivered
- * mid-run (steer / follow-up) starts a new reply message below it. Markdown is converted to
- * `limits.dialect` when flushing. Outbound failures go to `onError` and never stop the rendering.
+ * mid-run (steer / follow-up) starts a new reply message below it. Markdown is converted with
+ * the outbound's `dialect` when flushing. Outbound failures go to `onError` and never stop the rendering.
  *
  * A reply is bounded: once the assistant text passes `maxAnswerChars`, or the content would need more than
  * `maxMessages - 1` messages, what is shown is kept as it is, one message below it says the answer was
@@ -107,7 +106,9 @@ class Renderer {
   private readonly onError: (err: unknown, operation: RenderOperation) => void;
   private readonly maxChars: number;
   private readonly measure: (text: string) => number;
-  private readonly converter: DialectConverter;
+  private readonly dialect: ChatDialect;
+  /** The dialect's Markdown conversion for this run (with its memory, when the dialect has one). */
+  private readonly convert: (markdown: string) => string;
   private readonly document: RunDocument;
   private readonly messages: ReplyMessages;
   private readonly maxMessages: number;
@@ -157,7 +158,8 @@ class Renderer {
     const limits = options.outbound.limits;
     this.maxChars = Math.max(MIN_SPLIT_CHARS, limits.maxMessageChars);
     this.measure = limits.measure ?? ((text) => text.length);
-    this.converter = createDialectConverter(limits.dialect);
+    this.dialect = options.outbound.dialect;
+    this.convert = this.dialect.createConverter?.() ?? ((markdown) => this.dialect.toMarkup(markdown));
     this.tokens = options.outbound.toolTasks === true;
     const key = threadId(this.thread);
     this.unwatch = options.outbound.watchApprovals?.((shown) => {
@@ -391,7 +393,7 @@ class Renderer {
     const lines = [cutOffNotice(this.maxMessages, this.maxAnswerChars)];
     if (this.failureAfterCut !== undefined) lines.push(this.failureAfterCut);
     lines.push(...this.finalLines);
-    const text = truncate(tidy(this.converter.convert(lines.join("\n\n"))), this.maxChars, this.measure);
+    const text = truncate(tidy(this.convert(lines.join("\n\n"))), this.maxChars, this.measure);
     this.messages.set(index, text);
     for (let later = index + 1; later < this.messages.count; later++) this.messages.set(later, "");
   }
@@ -403,8 +405,8 @@ class Renderer {
       const plan = planSplit(text, budget);
       const pieces = plan.map((piece, index) => ({
         ...(this.tokens
-          ? withToolTasks(tidy(this.converter.convert(pieceText(text, piece))), this.tools, this.converter)
-          : { text: tidy(this.converter.convert(pieceText(text, piece))), parts: undefined }),
+          ? withToolTasks(tidy(this.convert(pieceText(text, piece))), this.tools, this.convert)
+          : { text: tidy(this.convert(pieceText(text, piece))), parts: undefined }),
         end: piece.end,
         nextReopen: plan[index + 1]?.reopen,
       }));
@@ -452,13 +454,9 @@ class Renderer {
     await this.statusChain;
   }
 
-  /**
-   * The footer as secondary text: Discord's `-# ` subtext (small and grey), the same line in Markdown (the
-   * playground renders it as a footer element), italics in Slack mrkdwn, which has no small text.
-   */
+  /** The footer as the dialect's secondary text ({@link ChatDialect.subtext}). */
   private footerLine(stats: RunStats): string {
-    const footer = formatRunFooter(stats);
-    return this.converter.dialect === "slack" ? `_${footer}_` : `-# ${footer}`;
+    return this.dialect.subtext(formatRunFooter(stats));
   }
 
   /** Status updates are chained so a clear never overtakes the set. */

@@ -1,5 +1,4 @@
 import type { ReplyPart } from "../types.js";
-import type { DialectConverter } from "./markdown.js";
 import { formatToolLine, toolTask } from "./progress.js";
 import { TOOL_TOKEN_CLOSE, TOOL_TOKEN_OPEN, type ToolView } from "./run-document.js";
 
@@ -14,7 +13,7 @@ const TOKEN_PATTERN = new RegExp(`${TOOL_TOKEN_OPEN}(\\d+)${TOOL_TOKEN_CLOSE}`, 
 export function withToolTasks(
   converted: string,
   tools: readonly ToolView[],
-  converter: DialectConverter,
+  convert: (markdown: string) => string,
 ): { text: string; parts: ReplyPart[] } {
   const parts: ReplyPart[] = [];
   let text = "";
@@ -27,7 +26,7 @@ export function withToolTasks(
     const tool = tools[Number(match[1])];
     if (tool === undefined) continue;
     parts.push({ kind: "task", task: toolTask(tool) });
-    text += converter.convert(formatToolLine(tool.name, tool.progress, tool.details)).trim();
+    text += convert(formatToolLine(tool.name, tool.progress, tool.details)).trim();
   }
   const rest = converted.slice(last);
   if (rest !== "") parts.push({ kind: "text", text: rest });

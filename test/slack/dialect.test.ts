@@ -1,14 +1,16 @@
 import slackifyMarkdown from "slackify-markdown";
 import { describe, expect, it } from "vitest";
-import { createDialectConverter, toDialect } from "../../src/chat/index.js";
+import { MARKDOWN_DIALECT } from "../../src/chat/index.js";
+import { DISCORD_DIALECT } from "../../src/discord/dialect.js";
+import { createMrkdwnConverter, SLACK_DIALECT, toSlackMrkdwn } from "../../src/slack/dialect.js";
 
 const ZWS = "\u200b";
 
-describe("toDialect", () => {
+describe("Slack mrkdwn (SLACK_DIALECT)", () => {
   it("keeps Markdown for the markdown and discord dialects", () => {
     const markdown = "# Title\n\n**bold** [link](https://example.com)\n\n| a | b |\n|---|---|\n| 1 | 2 |";
-    expect(toDialect(markdown, "markdown")).toBe(markdown);
-    expect(toDialect(markdown, "discord")).toBe(markdown);
+    expect(MARKDOWN_DIALECT.toMarkup(markdown)).toBe(markdown);
+    expect(DISCORD_DIALECT.toMarkup(markdown)).toBe(markdown);
   });
 
   it.each([
@@ -36,7 +38,7 @@ describe("toDialect", () => {
     ["thematic breaks", "above\n\n---\n\nbelow", "above\n\n──────────\n\nbelow"],
     ["escaped Markdown", "john\\_doe \\*literally\\*", "john_doe *literally*"],
   ])("converts %s to Slack mrkdwn", (_name, markdown, slack) => {
-    expect(toDialect(markdown, "slack")).toBe(slack);
+    expect(SLACK_DIALECT.toMarkup(markdown)).toBe(slack);
   });
 
   it("degrades tables to a header line and one line per row, keeping links and code intact", () => {
@@ -50,7 +52,7 @@ describe("toDialect", () => {
       "",
       "After.",
     ].join("\n");
-    expect(toDialect(table, "slack")).toBe(
+    expect(SLACK_DIALECT.toMarkup(table)).toBe(
       [
         "Results:",
         "",
@@ -65,7 +67,7 @@ describe("toDialect", () => {
 
   it("leaves table-like lines inside code blocks alone", () => {
     const markdown = "```\n| a | b |\n|---|---|\n```";
-    expect(toDialect(markdown, "slack")).toBe(markdown);
+    expect(SLACK_DIALECT.toMarkup(markdown)).toBe(markdown);
   });
 
   it("converts chunk by chunk exactly as the library converts the whole document", () => {
@@ -75,18 +77,18 @@ describe("toDialect", () => {
       "- item\n\n  ```sh\n  echo hi\n  ```\n\n- next\n\nText with `code` and _emphasis_.",
     ];
     for (const document of documents) {
-      expect(toDialect(document, "slack")).toBe(slackifyMarkdown(document).trim());
+      expect(SLACK_DIALECT.toMarkup(document)).toBe(slackifyMarkdown(document).trim());
     }
   });
 
-  it("a caching converter returns what toDialect returns, as the text grows", () => {
-    const converter = createDialectConverter("slack", 4);
+  it("a caching converter returns what toSlackMrkdwn returns, as the text grows", () => {
+    const convert = createMrkdwnConverter(4);
     const full =
       "Intro with **bold**.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```ts\nconst x = 1 < 2;\n```\n\n- one\n- two\n\nThe end & more.";
     for (let length = 1; length <= full.length; length += 7) {
       const text = full.slice(0, length);
-      expect(converter.convert(text)).toBe(toDialect(text, "slack"));
+      expect(convert(text)).toBe(toSlackMrkdwn(text));
     }
-    expect(createDialectConverter("discord").convert("**x**")).toBe("**x**");
+    expect(SLACK_DIALECT.createConverter?.()("**x**")).toBe(SLACK_DIALECT.toMarkup("**x**"));
   });
 });

@@ -1,52 +1,58 @@
 import slackifyMarkdown from "slackify-markdown";
-import type { Dialect } from "../types.js";
-import { type MarkdownLine, scanMarkdownLines } from "./markdown-lines.js";
+import { type ChatDialect, type MarkdownLine, scanMarkdownLines } from "../chat/index.js";
 
 /**
- * Converts model Markdown into a platform's dialect. `"markdown"` and `"discord"` return the input
- * unchanged (Discord speaks Markdown; newlines are significant there and in the playground). `"slack"`
- * produces Slack mrkdwn via `slackify-markdown`: `*bold*`, `_italic_`, `~strike~`, `<url|text>` links,
- * `•` bullets, headings as bold lines, fenced code kept (language tag dropped), `&`/`<`/`>` escaped
- * (in code too, as Slack requires); tables become a bold header line plus one `•` line per row, and
- * thematic breaks a line of `─`. Pure and deterministic; never throws on any input.
+ * Converts model Markdown into Slack mrkdwn via `slackify-markdown`: `*bold*`, `_italic_`, `~strike~`,
+ * `<url|text>` links, `•` bullets, headings as bold lines, fenced code kept (language tag dropped),
+ * `&`/`<`/`>` escaped (in code too, as Slack requires); tables become a bold header line plus one `•`
+ * line per row, and thematic breaks a line of `─`. Pure and deterministic; never throws on any input.
  */
-export function toDialect(markdown: string, dialect: Dialect): string {
-  if (dialect !== "slack") return markdown;
+export function toSlackMrkdwn(markdown: string): string {
   return splitTopLevelChunks(markdown).map(slackifyChunk).filter(Boolean).join("\n\n");
-}
-
-/** A dialect conversion with memory, for text that is converted again and again as it grows. */
-export interface DialectConverter {
-  readonly dialect: Dialect;
-  /** Same result as {@link toDialect}`(markdown, dialect)`. */
-  convert(markdown: string): string;
 }
 
 /**
  * A converter that caches the conversion of each top-level Markdown chunk (blocks separated by a blank
  * line before an unindented line, or by a top-level fence), so re-converting a growing answer only
- * converts what changed. The cache holds at most `cacheSize` chunks (default 256) and is then emptied.
+ * converts what changed; same results as {@link toSlackMrkdwn}. The cache holds at most `cacheSize`
+ * chunks (default 256) and is then emptied.
  */
-export function createDialectConverter(dialect: Dialect, cacheSize = 256): DialectConverter {
-  if (dialect !== "slack") return { dialect, convert: (markdown) => markdown };
+export function createMrkdwnConverter(cacheSize = 256): (markdown: string) => string {
   const cache = new Map<string, string>();
-  return {
-    dialect,
-    convert(markdown) {
-      const parts: string[] = [];
-      for (const chunk of splitTopLevelChunks(markdown)) {
-        let converted = cache.get(chunk);
-        if (converted === undefined) {
-          converted = slackifyChunk(chunk);
-          if (cache.size >= cacheSize) cache.clear();
-          cache.set(chunk, converted);
-        }
-        if (converted) parts.push(converted);
+  return (markdown) => {
+    const parts: string[] = [];
+    for (const chunk of splitTopLevelChunks(markdown)) {
+      let converted = cache.get(chunk);
+      if (converted === undefined) {
+        converted = slackifyChunk(chunk);
+        if (cache.size >= cacheSize) cache.clear();
+        cache.set(chunk, converted);
       }
-      return parts.join("\n\n");
-    },
+      if (converted) parts.push(converted);
+    }
+    return parts.join("\n\n");
   };
 }
+
+/**
+ * Slack's {@link ChatDialect}: mrkdwn, `&`/`<`/`>` escaped everywhere (code included), `*bold*`, the footer
+ * in italics (mrkdwn has no small text), `<!date^…|fallback>` times that render in the reader's time zone
+ * (https://docs.slack.dev/messaging/formatting-message-text#date-formatting), `<@U123>` mentions.
+ */
+export const SLACK_DIALECT: ChatDialect = {
+  toMarkup: toSlackMrkdwn,
+  createConverter: () => createMrkdwnConverter(),
+  escape: escapeSlack,
+  escapeCode: escapeSlack,
+  bold: (text) => `*${text}*`,
+  subtext: (text) => `_${text}_`,
+  timestamp(ms, style) {
+    const utc = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+    const format = style === "relative" ? "{time}" : "{date_short_pretty} {time}";
+    return `${style === "relative" ? "at " : ""}<!date^${Math.floor(ms / 1000)}^${format}|${utc}>`;
+  },
+  mention: (userId) => `<@${userId}>`,
+};
 
 /**
  * Cuts Markdown where converting the pieces separately gives the same result as converting the whole:
@@ -113,6 +119,7 @@ function slackifyChunk(chunk: string): string {
   return out.join("\n");
 }
 
+/** Slack needs `&`, `<` and `>` escaped in message text (code blocks included). */
 function escapeSlack(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
