@@ -116,6 +116,19 @@ describe("DiscordOutbound (REST against the fake Discord)", () => {
     ]);
   });
 
+  it("pings only the users postNotifying names (the approval reminder); a plain post pings nobody", async () => {
+    const chat = outbound();
+    const thread = newThread();
+    const bob = fake.addUser("Bob", [{ guildId: guild }]);
+    const carol = fake.addUser("Carol", [{ guildId: guild }]);
+    const plain = await chat.post(thread, `<@${bob.id}> an answer that names Bob`);
+    const reminder = await chat.postNotifying(thread, `<@${bob.id}> approve it (ask <@${carol.id}>)`, [
+      bob.id,
+    ]);
+    expect(fake.message(plain.id).pinged).toEqual([]);
+    expect(fake.message(reminder.id).pinged).toEqual([bob.id]);
+  });
+
   it("treats deleting a message that is already gone as done", async () => {
     const chat = outbound();
     const thread = newThread();
