@@ -166,6 +166,26 @@ describe("architecture", () => {
     expect(exported).toEqual([]);
   });
 
+  it("src/chat names no platform and writes no platform syntax: adapters bring their ChatDialect", () => {
+    // Code only: comments may say which platform does what.
+    const code = (file: string) =>
+      readFileSync(file, "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/(^|\s)\/\/.*$/gm, "$1");
+    const platformSyntax = /["'`](?:slack|discord|playground)["'`]|<@|<!date|<t:/i;
+    const offenders = files
+      .filter((file) => relative(SRC, file).startsWith("chat/"))
+      .flatMap((file) =>
+        code(file)
+          .split("\n")
+          .filter((line) => platformSyntax.test(line))
+          .map((line) => `${relative(SRC, file)}: ${line.trim()}`),
+      );
+    expect(offenders).toEqual([]);
+    // The check itself catches a Slack switch.
+    expect(platformSyntax.test('if (dialect === "slack") return "<@" + id;')).toBe(true);
+  });
+
   it("the import scanner sees every kind of import", () => {
     const sample = join(SRC, "agent", "loop.ts");
     expect(importsOf(sample)).toContain("./tool-calls.js");

@@ -1,6 +1,7 @@
-import type { Platform, ThreadRef } from "./types.js";
+import type { ThreadRef } from "./types.js";
 
-const PLATFORMS: readonly Platform[] = ["slack", "discord", "playground"];
+/** A platform name as adapters choose it (see {@link ThreadRef.platform}). */
+const PLATFORM_NAME = /^[a-z][a-z0-9-]*$/;
 
 /**
  * Encodes a thread as one string id: `platform:workspace:channel:thread`, each part URI-encoded so ids
@@ -20,7 +21,6 @@ export function parseThreadId(id: string): ThreadRef {
     string,
     string,
   ];
-  if (!PLATFORMS.includes(platform as Platform))
-    throw new Error(`Malformed thread id "${id}": unknown platform`);
-  return { platform: platform as Platform, workspace, channel, thread };
+  if (!PLATFORM_NAME.test(platform)) throw new Error(`Malformed thread id "${id}": bad platform name`);
+  return { platform, workspace, channel, thread };
 }

@@ -1,12 +1,15 @@
 import type { AssistantMessage } from "../agent/index.js";
 
-/** The chat platforms Threadline speaks. */
-export type Platform = "slack" | "discord" | "playground";
+/**
+ * A chat platform's name, chosen by its adapter (lowercase letters, digits and dashes, e.g. the name of
+ * its folder in `src/`). Open on purpose: a new platform adds an adapter folder, not a member here.
+ */
+export type Platform = string;
 
 /**
- * Where a conversation lives. One thread is one agent transcript.
- * Slack: workspace = team id, channel = channel id, thread = root message ts.
- * Discord: workspace = guild id (or "@me" for DMs), channel = parent channel id, thread = thread channel id.
+ * Where a conversation lives. One thread is one agent transcript. Each adapter says what its parts
+ * hold (e.g. workspace = a team or server id, channel = the channel id, thread = the root message or
+ * thread id).
  */
 export interface ThreadRef {
   platform: Platform;
