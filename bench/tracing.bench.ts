@@ -31,8 +31,6 @@
  * only, for a profile of it: `node --cpu-prof --import tsx bench/tracing.bench.ts --only on` (the child's
  * profile is the larger .cpuprofile).
  */
-import { fork } from "node:child_process";
-import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { context, type ProxyTracerProvider, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -43,6 +41,8 @@ import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../src/ll
 import { chunks, FakeOpenAIServer, type FakeReply } from "../test/fakes/openai-server.js";
 import { OtlpReceiver } from "../test/fakes/otlp-receiver.js";
 import { instantTool, RunsHarness } from "../test/runs/harness.js";
+import { Child, sendToParent } from "./support/child.js";
+import { loadAverages, percentile, verdict } from "./support/stats.js";
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -155,7 +155,7 @@ async function child(
     for (let i = 0; i < rounds; i++) {
       for (const mode of orders[i % orders.length]!) used[mode].push(await batch(mode));
     }
-    process.send?.(used);
+    sendToParent({ type: "result", data: used });
   } finally {
     tracingOff();
     exporter.register();
@@ -171,14 +171,9 @@ function measure(
   rounds: number,
   only: Mode | undefined,
 ): Promise<Rounds> {
-  return new Promise((resolve, reject) => {
-    const args = ["--child", endpoint, modelUrl, String(rounds), only ?? ""];
-    const proc = fork(fileURLToPath(import.meta.url), args, {
-      execArgv: process.execArgv,
-    });
-    proc.on("message", (message: Rounds) => resolve(message));
-    proc.on("exit", (code) => (code === 0 ? undefined : reject(new Error(`child exited ${code}`))));
-  });
+  const args = ["--child", endpoint, modelUrl, String(rounds), only ?? ""];
+  // Two hours: far beyond any number of rounds, within setTimeout's range.
+  return new Child("tracing", fileURLToPath(import.meta.url), args).result<Rounds>(7_200_000);
 }
 
 async function main(): Promise<void> {
@@ -209,9 +204,7 @@ async function main(): Promise<void> {
   const fmt = (n: number) => n.toFixed(3);
   const ms = (values: number[]) => `${(quantile(values, 0.5) / 1000).toFixed(3)} ms`;
   console.log(
-    `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, interleaved; load ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")}; ${receiver.spans.length} spans received)`,
+    `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, interleaved; load ${loadAverages()}; ${receiver.spans.length} spans received)`,
   );
   console.log(`spans by name: ${[...names].map(([name, n]) => `${name} ${n}`).join(", ")}`);
   if (only) {
@@ -241,7 +234,7 @@ async function main(): Promise<void> {
   console.log(
     `export's share of tracing's cost ((on − record) / (on − 1) of the medians): ${fmt((ratio - recorded) / (ratio - 1))}`,
   );
-  console.log(`target median on/base ≤ 1.02: ${ratio <= 1.02 ? "PASS" : "FAIL"} (${fmt(ratio)})`);
+  console.log(`target median on/base ≤ 1.02: ${verdict(ratio <= 1.02)} (${fmt(ratio)})`);
   process.exit(0);
 }
 
@@ -249,14 +242,9 @@ function asMode(value: string | undefined): Mode | undefined {
   return MODES.find((mode) => mode === value);
 }
 
-/** The `q` quantile of `values` (linear between the two nearest ranks). */
+/** The `q` quantile (0–1) of `values`, linear between the two nearest ranks. */
 function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const at = (sorted.length - 1) * q;
-  const low = Math.floor(at);
-  const high = Math.ceil(at);
-  return sorted[low]! + (sorted[high]! - sorted[low]!) * (at - low);
+  return percentile(values, q * 100, "linear");
 }
 
 void main().catch((err: unknown) => {
