@@ -40,3 +40,23 @@ export function parseApprovalButtonId(prefix: string, id: string): ApprovalButto
   if (action === "reason" || action === "edit") return { kind: "form", form: action, approvalId };
   return undefined;
 }
+
+/** {@link parseApprovalButtonId} for decision buttons only: `undefined` for a form's id too. */
+export function parseApprovalDecisionId(
+  prefix: string,
+  id: string,
+): { decision: ApprovalDecision; approvalId: string } | undefined {
+  const parsed = parseApprovalButtonId(prefix, id);
+  return parsed?.kind === "decision"
+    ? { decision: parsed.decision, approvalId: parsed.approvalId }
+    : undefined;
+}
+
+/** {@link parseApprovalButtonId} for form buttons (and form ids) only: `undefined` for a decision's id. */
+export function parseApprovalFormId(
+  prefix: string,
+  id: string,
+): { form: ApprovalFormKind; approvalId: string } | undefined {
+  const parsed = parseApprovalButtonId(prefix, id);
+  return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
+}

@@ -10,6 +10,8 @@ export {
   type ApprovalFormKind,
   approvalButtonId,
   parseApprovalButtonId,
+  parseApprovalDecisionId,
+  parseApprovalFormId,
 } from "./approval-button-id.js";
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export { argumentChanges, argumentsJson } from "./approval-edit.js";

@@ -14,7 +14,7 @@ import {
   approvalButtonLabels,
   escapeMarkdown,
   offersThreadGrant,
-  parseApprovalButtonId,
+  parseApprovalDecisionId,
   requesterOf,
 } from "../chat/index.js";
 
@@ -53,10 +53,7 @@ export function approvalCustomId(decision: ApprovalDecision, approvalId: string)
 export function parseApprovalCustomId(
   customId: string,
 ): { decision: ApprovalDecision; approvalId: string } | undefined {
-  const parsed = parseApprovalButtonId(APPROVAL_CUSTOM_ID_PREFIX, customId);
-  return parsed?.kind === "decision"
-    ? { decision: parsed.decision, approvalId: parsed.approvalId }
-    : undefined;
+  return parseApprovalDecisionId(APPROVAL_CUSTOM_ID_PREFIX, customId);
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   approvalButtonId,
   type ChatInbound,
   type ChatUser,
-  parseApprovalButtonId,
+  parseApprovalFormId as parseFormId,
   type ThreadRef,
 } from "../chat/index.js";
 import { APPROVAL_CUSTOM_ID_PREFIX } from "./approval-card.js";
@@ -40,8 +40,7 @@ export function parseApprovalFormId(
   customId: string,
   prefix: string = APPROVAL_CUSTOM_ID_PREFIX,
 ): { form: ApprovalFormKind; approvalId: string } | undefined {
-  const parsed = parseApprovalButtonId(prefix, customId);
-  return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
+  return parseFormId(prefix, customId);
 }
 
 /** The modal of a form (interaction response type 9), the edit form prefilled with the arguments' JSON. */

@@ -5,7 +5,7 @@ import {
   approvalButtonLabels,
   approvalCardText,
   offersThreadGrant,
-  parseApprovalButtonId,
+  parseApprovalDecisionId,
 } from "../chat/index.js";
 import { SLACK_DIALECT } from "./dialect.js";
 
@@ -36,10 +36,7 @@ export function approvalActionId(decision: ApprovalDecision, approvalId: string)
 export function parseApprovalAction(
   actionId: string,
 ): { decision: ApprovalDecision; approvalId: string } | undefined {
-  const parsed = parseApprovalButtonId(SLACK_APPROVAL_ID_PREFIX, actionId);
-  return parsed?.kind === "decision"
-    ? { decision: parsed.decision, approvalId: parsed.approvalId }
-    : undefined;
+  return parseApprovalDecisionId(SLACK_APPROVAL_ID_PREFIX, actionId);
 }
 
 /** A Block Kit block (kept loose: Slack validates the shape). */

@@ -4,7 +4,7 @@ import {
   type ChatInbound,
   type ChatOutbound,
   type ChatUser,
-  parseApprovalButtonId,
+  parseApprovalFormId,
   type ThreadRef,
 } from "../chat/index.js";
 import type { SlackApi } from "./api.js";
@@ -47,8 +47,7 @@ export function approvalFormActionId(form: ApprovalFormKind, approvalId: string)
 export function parseApprovalFormAction(
   actionId: string,
 ): { form: ApprovalFormKind; approvalId: string } | undefined {
-  const parsed = parseApprovalButtonId(SLACK_APPROVAL_ID_PREFIX, actionId);
-  return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
+  return parseApprovalFormId(SLACK_APPROVAL_ID_PREFIX, actionId);
 }
 
 /** The modal of a form, prefilled (edit) with the call's arguments as JSON. */
