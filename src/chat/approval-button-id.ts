@@ -41,22 +41,29 @@ export function parseApprovalButtonId(prefix: string, id: string): ApprovalButto
   return undefined;
 }
 
-/** {@link parseApprovalButtonId} for decision buttons only: `undefined` for a form's id too. */
-export function parseApprovalDecisionId(
-  prefix: string,
-  id: string,
-): { decision: ApprovalDecision; approvalId: string } | undefined {
-  const parsed = parseApprovalButtonId(prefix, id);
-  return parsed?.kind === "decision"
-    ? { decision: parsed.decision, approvalId: parsed.approvalId }
-    : undefined;
+/** The approval ids of one prefix: what an adapter builds its buttons' (or forms') ids with. */
+export interface ApprovalIdCodec {
+  /** `<prefix>:<decision or form>:<approvalId>` ({@link approvalButtonId}). */
+  id(action: ApprovalDecision | ApprovalFormKind, approvalId: string): string;
+  /** A decision button's id read back; `undefined` for a form's id and anything {@link parseApprovalButtonId} refuses. */
+  parseDecision(id: string): { decision: ApprovalDecision; approvalId: string } | undefined;
+  /** A form button's id read back; `undefined` for a decision's id and anything else refused. */
+  parseForm(id: string): { form: ApprovalFormKind; approvalId: string } | undefined;
 }
 
-/** {@link parseApprovalButtonId} for form buttons (and form ids) only: `undefined` for a decision's id. */
-export function parseApprovalFormId(
-  prefix: string,
-  id: string,
-): { form: ApprovalFormKind; approvalId: string } | undefined {
-  const parsed = parseApprovalButtonId(prefix, id);
-  return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
+/** The {@link ApprovalIdCodec} of `prefix`; its functions may be passed around unbound. */
+export function approvalIdCodec(prefix: string): ApprovalIdCodec {
+  return {
+    id: (action, approvalId) => approvalButtonId(prefix, action, approvalId),
+    parseDecision(id) {
+      const parsed = parseApprovalButtonId(prefix, id);
+      return parsed?.kind === "decision"
+        ? { decision: parsed.decision, approvalId: parsed.approvalId }
+        : undefined;
+    },
+    parseForm(id) {
+      const parsed = parseApprovalButtonId(prefix, id);
+      return parsed?.kind === "form" ? { form: parsed.form, approvalId: parsed.approvalId } : undefined;
+    },
+  };
 }

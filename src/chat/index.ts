@@ -8,10 +8,10 @@ export { type AccessInput, allowed, type ChatAccess, normalizeAccess } from "./a
 export {
   type ApprovalButtonAction,
   type ApprovalFormKind,
+  type ApprovalIdCodec,
   approvalButtonId,
+  approvalIdCodec,
   parseApprovalButtonId,
-  parseApprovalDecisionId,
-  parseApprovalFormId,
 } from "./approval-button-id.js";
 export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval-decision.js";
 export { argumentChanges, argumentsJson } from "./approval-edit.js";

@@ -10,16 +10,18 @@ import {
   type ApprovalCard,
   type ApprovalDecision,
   alwaysScope,
-  approvalButtonId,
   approvalButtonLabels,
+  approvalIdCodec,
   escapeMarkdown,
   offersThreadGrant,
-  parseApprovalDecisionId,
   requesterOf,
 } from "../chat/index.js";
 
 /** Every approval button's custom id starts with this (`tl:<decision>:<approvalId>`). */
 export const APPROVAL_CUSTOM_ID_PREFIX = "tl";
+
+/** The ids of Discord's approval buttons: the wire format of cards already posted, so it never changes. */
+export const DISCORD_APPROVAL_IDS = approvalIdCodec(APPROVAL_CUSTOM_ID_PREFIX);
 
 /**
  * Discord's limits on the parts of a card: embed title 256, description 4096, field value 1024
@@ -42,19 +44,14 @@ export interface ApprovalMessageBody {
  * The custom id of one button of a card: `tl:<decision>:<approvalId>`. Discord allows 100 characters, so
  * approval ids must stay within 84 (the longest decision, `alwaysThread`, takes 16 with the prefix).
  */
-export function approvalCustomId(decision: ApprovalDecision, approvalId: string): string {
-  return approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, decision, approvalId);
-}
+export const approvalCustomId: (decision: ApprovalDecision, approvalId: string) => string =
+  DISCORD_APPROVAL_IDS.id;
 
 /**
  * Reads a custom id made by {@link approvalCustomId}; `undefined` for any other component's id, and for
  * one whose decision is not one of `APPROVAL_DECISIONS` (a forged or outdated payload decides nothing).
  */
-export function parseApprovalCustomId(
-  customId: string,
-): { decision: ApprovalDecision; approvalId: string } | undefined {
-  return parseApprovalDecisionId(APPROVAL_CUSTOM_ID_PREFIX, customId);
-}
+export const parseApprovalCustomId = DISCORD_APPROVAL_IDS.parseDecision;
 
 /**
  * Renders an approval card as a Discord message: a one-line `content` (what notifications show), an
@@ -171,11 +168,8 @@ function buttonRows(card: ApprovalCard): APIActionRowComponent<APIButtonComponen
       button("deny", ButtonStyle.Danger),
       button("always", ButtonStyle.Secondary),
       // These two open a modal (src/discord/approval-modal.ts); its submission decides.
-      formButton(labels.edit, approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, "edit", card.approvalId)),
-      formButton(
-        labels.denyWithReason,
-        approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, "reason", card.approvalId),
-      ),
+      formButton(labels.edit, DISCORD_APPROVAL_IDS.id("edit", card.approvalId)),
+      formButton(labels.denyWithReason, DISCORD_APPROVAL_IDS.id("reason", card.approvalId)),
     ]),
   ];
   // A row of its own below the others: granting everyone is the rarer, wider choice.

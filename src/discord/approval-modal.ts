@@ -7,18 +7,18 @@ import {
 } from "discord.js";
 import {
   type ApprovalFormKind,
-  approvalButtonId,
+  approvalIdCodec,
   type ChatInbound,
   type ChatUser,
-  parseApprovalFormId as parseFormId,
   type ThreadRef,
 } from "../chat/index.js";
-import { APPROVAL_CUSTOM_ID_PREFIX } from "./approval-card.js";
+import { DISCORD_APPROVAL_IDS } from "./approval-card.js";
 
 export type { ApprovalFormKind };
 
 /** Modal custom ids start with this (`tlm:<form>:<approvalId>`), so a submission names its approval. */
 export const APPROVAL_MODAL_PREFIX = "tlm";
+const MODAL_IDS = approvalIdCodec(APPROVAL_MODAL_PREFIX);
 
 /** The text input whose value a submission carries. */
 const INPUT_ID = "value";
@@ -30,18 +30,8 @@ const INPUT_ID = "value";
  */
 export const DISCORD_MODAL_LIMITS = { title: 45, customId: 100, label: 45, value: 4000 } as const;
 
-/** The custom id of a card's "Edit and approve…" / "Deny with reason…" button: `tl:<form>:<approvalId>`. */
-export function approvalFormButtonId(form: ApprovalFormKind, approvalId: string): string {
-  return approvalButtonId(APPROVAL_CUSTOM_ID_PREFIX, form, approvalId);
-}
-
-/** Parses a form button's or a modal's custom id; `undefined` for anything else. */
-export function parseApprovalFormId(
-  customId: string,
-  prefix: string = APPROVAL_CUSTOM_ID_PREFIX,
-): { form: ApprovalFormKind; approvalId: string } | undefined {
-  return parseFormId(prefix, customId);
-}
+/** Parses a card's "Edit and approve…" / "Deny with reason…" button id; `undefined` for anything else. */
+export const parseApprovalFormId = DISCORD_APPROVAL_IDS.parseForm;
 
 /** The modal of a form (interaction response type 9), the edit form prefilled with the arguments' JSON. */
 export function approvalModal(
@@ -53,10 +43,7 @@ export function approvalModal(
   const edit = form === "edit";
   const tool = toolName.length > 20 ? `${toolName.slice(0, 19)}…` : toolName;
   return {
-    custom_id: approvalButtonId(APPROVAL_MODAL_PREFIX, form, approvalId).slice(
-      0,
-      DISCORD_MODAL_LIMITS.customId,
-    ),
+    custom_id: MODAL_IDS.id(form, approvalId).slice(0, DISCORD_MODAL_LIMITS.customId),
     title: (edit ? `Edit and approve ${tool}` : `Deny ${tool} with a reason`).slice(
       0,
       DISCORD_MODAL_LIMITS.title,
@@ -93,7 +80,7 @@ export async function submitApprovalModal(
   thread: ThreadRef,
   user: ChatUser,
 ): Promise<void> {
-  const parsed = parseApprovalFormId(interaction.customId, APPROVAL_MODAL_PREFIX);
+  const parsed = MODAL_IDS.parseForm(interaction.customId);
   if (!parsed) return;
   let text = "";
   try {

@@ -1,18 +1,20 @@
 import {
   type ApprovalCard,
   type ApprovalDecision,
-  approvalButtonId,
   approvalButtonLabels,
   approvalCardText,
+  approvalIdCodec,
   offersThreadGrant,
-  parseApprovalDecisionId,
 } from "../chat/index.js";
 import { SLACK_DIALECT } from "./dialect.js";
 
 /** Prefix of the action ids of approval buttons: `threadline:<decision>:<approvalId>`. */
 export const APPROVAL_ACTION_PREFIX = "threadline:";
-/** {@link APPROVAL_ACTION_PREFIX} as the shared codec takes it (without the colon). */
-export const SLACK_APPROVAL_ID_PREFIX = "threadline";
+/**
+ * The ids of Slack's approval buttons and forms, `threadline:<decision or form>:<approvalId>`: the wire
+ * format of cards already posted, so it never changes.
+ */
+export const SLACK_APPROVAL_IDS = approvalIdCodec("threadline");
 
 /** Slack's limit on a section's text. */
 const SECTION_CHARS = 3000;
@@ -25,19 +27,14 @@ const SECTION_CHARS = 3000;
 const LIMITS = { label: 75, actionId: 255, confirmTitle: 100, confirmText: 300 } as const;
 
 /** The action id of an approval button. */
-export function approvalActionId(decision: ApprovalDecision, approvalId: string): string {
-  return approvalButtonId(SLACK_APPROVAL_ID_PREFIX, decision, approvalId);
-}
+export const approvalActionId: (decision: ApprovalDecision, approvalId: string) => string =
+  SLACK_APPROVAL_IDS.id;
 
 /**
  * Parses {@link approvalActionId}; `undefined` for any other action, and for an approval action whose
  * decision is not one of {@link APPROVAL_DECISIONS} (a forged or outdated payload), so it decides nothing.
  */
-export function parseApprovalAction(
-  actionId: string,
-): { decision: ApprovalDecision; approvalId: string } | undefined {
-  return parseApprovalDecisionId(SLACK_APPROVAL_ID_PREFIX, actionId);
-}
+export const parseApprovalAction = SLACK_APPROVAL_IDS.parseDecision;
 
 /** A Block Kit block (kept loose: Slack validates the shape). */
 export type SlackBlock = Record<string, unknown>;
@@ -73,8 +70,8 @@ export function approvalBlocks(card: ApprovalCard): SlackBlock[] {
       button(labels.deny, "deny", id, { style: "danger" }),
       button(labels.always, "always", id),
       // These two open a modal (src/slack/approval-modal.ts); the modal's submission decides.
-      formButton(labels.edit, approvalButtonId(SLACK_APPROVAL_ID_PREFIX, "edit", id), id),
-      formButton(labels.denyWithReason, approvalButtonId(SLACK_APPROVAL_ID_PREFIX, "reason", id), id),
+      formButton(labels.edit, SLACK_APPROVAL_IDS.id("edit", id), id),
+      formButton(labels.denyWithReason, SLACK_APPROVAL_IDS.id("reason", id), id),
     ],
   });
   if (offersThreadGrant(card)) {

@@ -1,14 +1,6 @@
-import {
-  type ApprovalFormKind,
-  approvalButtonId,
-  type ChatInbound,
-  type ChatOutbound,
-  type ChatUser,
-  parseApprovalFormId,
-  type ThreadRef,
-} from "../chat/index.js";
+import type { ApprovalFormKind, ChatInbound, ChatOutbound, ChatUser, ThreadRef } from "../chat/index.js";
 import type { SlackApi } from "./api.js";
-import { SLACK_APPROVAL_ID_PREFIX } from "./approval-blocks.js";
+import { SLACK_APPROVAL_IDS } from "./approval-blocks.js";
 import { isDirectChannel, placeAllowed } from "./events.js";
 import type { SlackAccess } from "./options.js";
 
@@ -38,17 +30,8 @@ export interface ApprovalFormMetadata {
   thread: string;
 }
 
-/** The action id of the "Deny with reason…" / "Edit and approve…" button of a card. */
-export function approvalFormActionId(form: ApprovalFormKind, approvalId: string): string {
-  return approvalButtonId(SLACK_APPROVAL_ID_PREFIX, form, approvalId);
-}
-
-/** Parses {@link approvalFormActionId}; `undefined` for anything else. */
-export function parseApprovalFormAction(
-  actionId: string,
-): { form: ApprovalFormKind; approvalId: string } | undefined {
-  return parseApprovalFormId(SLACK_APPROVAL_ID_PREFIX, actionId);
-}
+/** Parses a card's "Deny with reason…" / "Edit and approve…" action id; `undefined` for anything else. */
+export const parseApprovalFormAction = SLACK_APPROVAL_IDS.parseForm;
 
 /** The modal of a form, prefilled (edit) with the call's arguments as JSON. */
 export function approvalModal(

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { APPROVAL_DECISIONS, approvalButtonId, parseApprovalButtonId } from "../../src/chat/index.js";
-import { parseApprovalFormId } from "../../src/discord/approval-modal.js";
+import {
+  APPROVAL_DECISIONS,
+  approvalButtonId,
+  approvalIdCodec,
+  parseApprovalButtonId,
+} from "../../src/chat/index.js";
+import { APPROVAL_MODAL_PREFIX, parseApprovalFormId } from "../../src/discord/approval-modal.js";
 import { parseApprovalCustomId } from "../../src/discord/index.js";
 import { parseApprovalFormAction } from "../../src/slack/approval-modal.js";
 import { parseApprovalAction } from "../../src/slack/index.js";
@@ -53,7 +58,7 @@ describe("the approval button id codec", () => {
       form: "edit",
       approvalId: "4-0123456789ab",
     });
-    expect(parseApprovalFormId("tlm:edit:4-0123456789ab", "tlm")).toEqual({
+    expect(approvalIdCodec(APPROVAL_MODAL_PREFIX).parseForm("tlm:edit:4-0123456789ab")).toEqual({
       form: "edit",
       approvalId: "4-0123456789ab",
     });
