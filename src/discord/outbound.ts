@@ -134,7 +134,6 @@ export class DiscordOutbound implements ChatOutbound {
     const timer = this.typing.get(key);
     if (status !== null) {
       if (timer !== undefined) return;
-      this.drafts.delete(key);
       const renew = setInterval(() => {
         this.sendTyping(thread).catch((err: unknown) =>
           this.log.warn({ err, threadId: key }, "typing indicator renewal failed"),
@@ -149,7 +148,10 @@ export class DiscordOutbound implements ChatOutbound {
     this.typing.delete(key);
   }
 
-  /** Stops the typing indicator and reposts the run's last reply message when it was edited. */
+  /**
+   * Stops the typing indicator and reposts the run's last reply message when it was edited. The draft is
+   * forgotten here only: a status cleared and shown again mid-run keeps it.
+   */
   async endRun(thread: ThreadRef): Promise<void> {
     const key = threadId(thread);
     clearInterval(this.typing.get(key));

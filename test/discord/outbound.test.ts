@@ -53,6 +53,21 @@ describe("DiscordOutbound (REST against the fake Discord)", () => {
     expect(fake.typing.get(thread.thread)).toBe(1);
   });
 
+  it("reposts the edited answer at endRun even when the status was cleared and shown again mid-run", async () => {
+    const chat = outbound();
+    const thread = newThread();
+    await chat.setStatus(thread, "is thinking…");
+    const draft = await chat.post(thread, "Draft");
+    await chat.setStatus(thread, null);
+    await chat.setStatus(thread, "is running deploy…");
+    await chat.edit(thread, draft.id, "Final answer");
+    await chat.endRun(thread);
+    await fake.waitFor(() => fake.message(draft.id).deleted);
+    expect(fake.botMessages(thread.thread).map((m) => [m.content, m.history])).toEqual([
+      ["Final answer", ["Final answer"]],
+    ]);
+  });
+
   it("keeps a reply that was never edited (nothing to notify about again)", async () => {
     const chat = outbound();
     const thread = newThread();
