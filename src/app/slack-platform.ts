@@ -33,7 +33,7 @@ export function slackPlatform({
     botToken: env.SLACK_BOT_TOKEN,
     rateLimiter: createRedisRateLimiter({
       redis: limits ?? redis,
-      prefix: env.THREADLINE_PREFIX,
+      keyPrefix: slackKeys(env.THREADLINE_PREFIX).rateLimit,
       budgets: historyBudgets(env.SLACK_HISTORY_TIER),
     }),
     // Keep-alive node:http: less CPU per Web API call than the global fetch (many calls per run).

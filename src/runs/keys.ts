@@ -132,15 +132,21 @@ export interface SlackKeys {
   recipient: (thread: ThreadRef) => string;
   /** String: a thread's agent session title (the request that started it). */
   title: (thread: ThreadRef) => string;
+  /** Key prefix of one Web API method's budget counters (the limiter appends `<team>[:<channel>]`). */
+  rateLimit: (method: string) => string;
 }
 
-/** The Slack adapter's keys under `prefix`: `<prefix>:slack-recipient|slack-title:<team>:<channel>:<thread>`. */
+/**
+ * The Slack adapter's keys under `prefix`: `<prefix>:slack-recipient|slack-title:<team>:<channel>:<thread>` and
+ * `<prefix>:slack-rl:<method>…`.
+ */
 export function slackKeys(prefix: string): SlackKeys {
   const key = (kind: string, thread: ThreadRef) =>
     `${prefix}:${kind}:${thread.workspace}:${thread.channel}:${thread.thread}`;
   return {
     recipient: (thread) => key("slack-recipient", thread),
     title: (thread) => key("slack-title", thread),
+    rateLimit: (method) => `${prefix}:slack-rl:${method}`,
   };
 }
 

@@ -85,8 +85,11 @@ export const UNLIMITED: SlackRateLimiter = { acquire: async () => true };
 /** Options of {@link createRedisRateLimiter}. */
 export interface RedisRateLimiterOptions {
   redis: Redis | Cluster;
-  /** Key prefix; the counters live under `<prefix>:slack-rl:…`. */
-  prefix: string;
+  /**
+   * The key prefix of one method's counters (the app passes `slackKeys(prefix).rateLimit` of `src/runs`:
+   * `<prefix>:slack-rl:<method>`).
+   */
+  keyPrefix: (method: string) => string;
   /** Replaces or adds budgets (by method name). Default {@link SLACK_METHOD_BUDGETS}. */
   budgets?: Record<string, MethodBudget>;
 }
@@ -105,7 +108,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): SlackR
     if (!entry) {
       const limiter = new RateLimiterRedis({
         storeClient: options.redis,
-        keyPrefix: `${options.prefix}:slack-rl:${method}`,
+        keyPrefix: options.keyPrefix(method),
         points: budget.limit,
         duration: Math.ceil((budget.windowMs + 1000) / 1000),
         // Redis away: count in this process instead of failing the Web API call.

@@ -13,6 +13,7 @@ describe("adapter keys", () => {
     } as const;
     expect(keys.recipient(thread)).toBe("tl:slack-recipient:T1:C1:1700000000.000100");
     expect(keys.title(thread)).toBe("tl:slack-title:T1:C1:1700000000.000100");
+    expect(keys.rateLimit("chat.update")).toBe("tl:slack-rl:chat.update");
   });
 
   it("puts Discord's REST budget under <prefix>:discord:rest", () => {

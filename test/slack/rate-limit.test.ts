@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { slackKeys } from "../../src/runs/index.js";
 import { createRedisRateLimiter } from "../../src/slack/index.js";
 import { connect, deletePrefix, keysMatching, requireRedis, uniquePrefix } from "../support/redis.js";
 
@@ -13,8 +14,8 @@ describe("Redis-backed Slack method budgets", () => {
   it("shares one budget per workspace between processes and keeps workspaces apart", async () => {
     await requireRedis(redis);
     const budgets = { "assistant.threads.setStatus": { limit: 3, windowMs: 60_000, bestEffort: true } };
-    const gateway = createRedisRateLimiter({ redis, prefix, budgets });
-    const worker = createRedisRateLimiter({ redis, prefix, budgets });
+    const gateway = createRedisRateLimiter({ redis, keyPrefix: slackKeys(prefix).rateLimit, budgets });
+    const worker = createRedisRateLimiter({ redis, keyPrefix: slackKeys(prefix).rateLimit, budgets });
     const method = "assistant.threads.setStatus";
     expect(await gateway.acquire(method, "T1")).toBe(true);
     expect(await worker.acquire(method, "T1")).toBe(true);
@@ -27,7 +28,7 @@ describe("Redis-backed Slack method budgets", () => {
   it("makes waiting callers queue in order until the window allows them", async () => {
     const limiter = createRedisRateLimiter({
       redis,
-      prefix,
+      keyPrefix: slackKeys(prefix).rateLimit,
       budgets: { "chat.update": { limit: 2, windowMs: 1000 } },
     });
     const order: number[] = [];
@@ -43,7 +44,7 @@ describe("Redis-backed Slack method budgets", () => {
   it("counts posting budgets per channel", async () => {
     const limiter = createRedisRateLimiter({
       redis,
-      prefix,
+      keyPrefix: slackKeys(prefix).rateLimit,
       budgets: { "chat.postMessage": { limit: 1, windowMs: 60_000, perChannel: true, bestEffort: true } },
     });
     expect(await limiter.acquire("chat.postMessage", "T1", "C1")).toBe(true);
