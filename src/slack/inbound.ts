@@ -2,6 +2,7 @@ import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from "@slack/bol
 import {
   type ChatInbound,
   type ChatOutbound,
+  DeliveryDedupe,
   type IncomingMessage,
   type ThreadRef,
   ThreadSerial,
@@ -132,8 +133,8 @@ export class SlackInbound {
   private readonly threads: ThreadLookup;
   private readonly serial: ThreadSerial;
   /** Handling of an event id / a message, in flight or done (a rejected one is forgotten, to be retried). */
-  private readonly seenEvents = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
-  private readonly seenMessages = new ExpiringMap<Promise<void>>(20_000, 10 * 60 * 1000);
+  private readonly seenEvents = new DeliveryDedupe();
+  private readonly seenMessages = new DeliveryDedupe();
   private readonly feedback: FeedbackRecorder;
   private readonly seen: SeenMessages;
   /** Messages already recorded in {@link seen} (a mention arrives as `app_mention` and as `message`). */
@@ -314,24 +315,9 @@ export class SlackInbound {
     return { thread: threadOfMessage(team, event), ts: event.ts ?? "", authorId: author.id };
   }
 
-  /**
-   * Runs `task` once per `key` while it is in flight or has succeeded recently: a second delivery gets the
-   * same promise. A rejected handling is forgotten, so the next delivery tries again.
-   */
-  private once(seen: ExpiringMap<Promise<void>>, key: string, task: () => Promise<void>): Promise<void> {
-    const running = seen.get(key);
-    if (running) return running;
-    const handling = task();
-    seen.set(key, handling);
-    handling.catch(() => {
-      if (seen.get(key) === handling) seen.delete(key);
-    });
-    return handling;
-  }
-
   private onMessage(inbound: ChatInbound, raw: unknown, body: Body, isMention: boolean): Promise<void> {
     const work = () => this.message(inbound, raw as SlackMessageEvent, body.team_id ?? "", isMention);
-    return body.event_id ? this.once(this.seenEvents, body.event_id, work) : work();
+    return body.event_id ? this.seenEvents.run(body.event_id, work) : work();
   }
 
   /** Sorts a message event and queues its handling on its thread, in arrival order. */
@@ -384,7 +370,7 @@ export class SlackInbound {
     }
     // The thread's order is fixed here, on arrival: the name and history lookups wait in line. The 👀
     // does not: it was asked for on arrival ({@link SlackInbound.arrived}), before any lookup.
-    await this.once(this.seenMessages, `${team}:${channel}:${ts}`, () =>
+    await this.seenMessages.run(`${team}:${channel}:${ts}`, () =>
       this.serial.run(thread, async () => {
         const message = await incoming();
         if (mentionsBot && thread.thread !== ts) {
@@ -431,7 +417,7 @@ export class SlackInbound {
 
   private onSessionStopped(inbound: ChatInbound, raw: unknown, body: Body): Promise<void> {
     const work = () => this.sessionStopped(inbound, raw as SessionStoppedPayload, body.team_id ?? "");
-    return body.event_id ? this.once(this.seenEvents, body.event_id, work) : work();
+    return body.event_id ? this.seenEvents.run(body.event_id, work) : work();
   }
 
   /**
@@ -452,7 +438,7 @@ export class SlackInbound {
 
   private onReaction(inbound: ChatInbound, raw: unknown, body: Body, added: boolean): Promise<void> {
     const work = () => this.reaction(inbound, raw as ReactionPayload, body.team_id ?? "", added);
-    return body.event_id ? this.once(this.seenEvents, body.event_id, work) : work();
+    return body.event_id ? this.seenEvents.run(body.event_id, work) : work();
   }
 
   private async reaction(inbound: ChatInbound, event: ReactionPayload, team: string, added: boolean) {
