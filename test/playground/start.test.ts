@@ -27,7 +27,12 @@ describe("gateway and worker processes without any credentials or model", () => 
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     // Exactly these variables: no OPENAI_*, no SLACK_*, no DISCORD_*.
-    const env = { ...redisEnv(), THREADLINE_PREFIX: prefix, PLAYGROUND_PORT: String(port), LOG_LEVEL: "info" };
+    const env = {
+      ...redisEnv(),
+      THREADLINE_PREFIX: prefix,
+      PLAYGROUND_PORT: String(port),
+      LOG_LEVEL: "info",
+    };
     // startAll stops the one that started when the other fails, so no process is left holding a port.
     [worker, gateway] = (await CliProcess.startAll([
       CliProcess.start("worker", env, "worker started", 60_000),
