@@ -41,27 +41,20 @@ describe("the approval button id codec", () => {
   // Ids exactly as the adapters posted them before they shared this codec: cards already in channels
   // must keep working after an upgrade, so these literals are the wire format and must not change.
   it("decodes the ids on cards posted by earlier versions, on both platforms", () => {
-    expect(parseApprovalAction("threadline:alwaysThread:12-abc")).toEqual({
-      decision: "alwaysThread",
-      approvalId: "12-abc",
-    });
-    expect(parseApprovalFormAction("threadline:reason:12-abc")).toEqual({
-      form: "reason",
-      approvalId: "12-abc",
-    });
-    expect(parseApprovalAction("threadline:reason:12-abc")).toBeUndefined();
-    expect(parseApprovalCustomId("tl:deny:4-0123456789ab")).toEqual({
-      decision: "deny",
-      approvalId: "4-0123456789ab",
-    });
-    expect(parseApprovalFormId("tl:edit:4-0123456789ab")).toEqual({
-      form: "edit",
-      approvalId: "4-0123456789ab",
-    });
-    expect(approvalIdCodec(APPROVAL_MODAL_PREFIX).parseForm("tlm:edit:4-0123456789ab")).toEqual({
-      form: "edit",
-      approvalId: "4-0123456789ab",
-    });
-    expect(parseApprovalCustomId("tl:edit:4-0123456789ab")).toBeUndefined();
+    const modal = approvalIdCodec(APPROVAL_MODAL_PREFIX).parseForm;
+    const posted: [(id: string) => unknown, string, unknown][] = [
+      [
+        parseApprovalAction,
+        "threadline:alwaysThread:12-abc",
+        { decision: "alwaysThread", approvalId: "12-abc" },
+      ],
+      [parseApprovalFormAction, "threadline:reason:12-abc", { form: "reason", approvalId: "12-abc" }],
+      [parseApprovalAction, "threadline:reason:12-abc", undefined],
+      [parseApprovalCustomId, "tl:deny:4-0123456789ab", { decision: "deny", approvalId: "4-0123456789ab" }],
+      [parseApprovalFormId, "tl:edit:4-0123456789ab", { form: "edit", approvalId: "4-0123456789ab" }],
+      [modal, "tlm:edit:4-0123456789ab", { form: "edit", approvalId: "4-0123456789ab" }],
+      [parseApprovalCustomId, "tl:edit:4-0123456789ab", undefined],
+    ];
+    for (const [parse, id, expected] of posted) expect(parse(id), id).toEqual(expected);
   });
 });
