@@ -119,7 +119,9 @@ export async function latencyChild(args: ChildArgs): Promise<void> {
     const start = now();
     return originalDrain.apply(this, a).then((reply) => {
       const end = now();
-      if (Array.isArray(reply) && typeof reply[0] === "string") drains.fire(reply[0], { start, end });
+      // {'ok', {id1, body1, receivedAt1, …}, waiting, by}: the first drained message's id.
+      const drained = Array.isArray(reply) && reply[0] === "ok" ? reply[1] : undefined;
+      if (Array.isArray(drained) && typeof drained[0] === "string") drains.fire(drained[0], { start, end });
       return reply;
     });
   };
