@@ -77,7 +77,7 @@ export function restrictInbound(
     ...(stop
       ? {
           stop: (thread: ThreadRef, user: ChatUser) =>
-            allowed(thread, user.id) ? stop(thread, user) : Promise.resolve(),
+            allowed(thread, user.id) ? stop(thread, user) : Promise.resolve(undefined),
         }
       : {}),
   };

@@ -8,6 +8,8 @@ import type {
   ThreadRef,
 } from "./types.js";
 
+/** What a platform's stop control did: stopped a run, was refused (told privately), or found none. */
+export type PlatformStopOutcome = "stopping" | "refused" | "idle";
 /**
  * What the clicker of an approval button is told (privately), if anything. `invalid`: an edit-and-approve
  * whose arguments did not validate — nothing was decided; the form shows `text` and the card stays pending.
@@ -64,10 +66,12 @@ export interface ChatInbound {
   /**
    * A platform's own stop control was used by `user` (Slack's native Stop button on a working agent
    * session): handled exactly like a 🛑 from `user` — the run stops if they are its requester or an
-   * approver, anyone else is told privately and nothing changes; an idle thread changes nothing. Optional
-   * so platforms without such a control (and test doubles) need not implement it; the gateway does.
+   * approver, anyone else is told privately and nothing changes; an idle thread changes nothing. Resolves
+   * with what became of it (`idle`: nothing was running, so the platform's own state — Slack's session
+   * still showing "processing" — is the adapter's to settle). Optional so platforms without such a control
+   * (and test doubles) need not implement it; the gateway does.
    */
-  stop?(thread: ThreadRef, user: ChatUser): Promise<void>;
+  stop?(thread: ThreadRef, user: ChatUser): Promise<PlatformStopOutcome | undefined>;
 }
 
 /**

@@ -92,6 +92,7 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     if (stopped.kind === "refused") {
       await safely("notify", fields, () => outbound.notify(thread, user.id, stopped.reason));
     }
+    return stopped.kind;
   };
 
   /**
@@ -214,8 +215,8 @@ export function createGateway(options: GatewayOptions): ChatInbound {
     },
 
     async stop(thread: ThreadRef, user: ChatUser) {
-      if (user.isBot) return;
-      await stop(thread, user, { thread: thread.thread, via: "platform stop" });
+      if (user.isBot) return undefined;
+      return stop(thread, user, { thread: thread.thread, via: "platform stop" });
     },
 
     async button(click: ButtonClick): Promise<ButtonReply> {

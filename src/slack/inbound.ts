@@ -433,7 +433,25 @@ export class SlackInbound {
       return;
     const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: threadTs };
     const stop = inbound.stop.bind(inbound);
-    await this.serial.run(thread, async () => stop(thread, await this.names.user(team, user)));
+    const outcome = await this.serial.run(thread, async () =>
+      stop(thread, await this.names.user(team, user)),
+    );
+    // Nothing ran (a worker that died mid-run left the session "processing"): no worker will move the
+    // session on, and Slack keeps showing a Stop button that does nothing. Settle it here.
+    if (outcome === "idle") await this.settleIdleSession(thread);
+  }
+
+  /** Sets an idle thread's agent session `active` (best effort, logged). */
+  private async settleIdleSession(thread: ThreadRef): Promise<void> {
+    try {
+      await this.options.api.call(
+        "agents.sessions.setStatus",
+        { team: thread.workspace, channel: thread.channel },
+        { channel_id: thread.channel, thread_ts: thread.thread, status: "active" },
+      );
+    } catch (err) {
+      this.log.warn({ team: thread.workspace, err: String(err) }, "slack: could not settle an idle session");
+    }
   }
 
   private onReaction(inbound: ChatInbound, raw: unknown, body: Body, added: boolean): Promise<void> {

@@ -61,4 +61,17 @@ describe.each(["socket", "http"] as const)("Slack's Stop button (%s)", (mode) =>
     expect(e2e.requests(tag)).toHaveLength(2);
     await e2e.slack.store.waitFor("an active session", () => session(mention)?.status === "active");
   });
+
+  it("in a thread where nothing runs, settles a session left processing (a worker died mid-run)", async () => {
+    const tag = e2e.tag(textReply("Done."));
+    const mention = e2e.mention(tag, "quick one");
+    await e2e.waitForRunsEnded(mention);
+    await e2e.slack.store.waitFor("an active session", () => session(mention)?.status === "active");
+    // What a worker killed mid-run leaves behind: Slack still shows the session working, with its Stop button.
+    session(mention)!.status = "processing";
+    await e2e.slack.clickStop(ALICE, mention).ack;
+    await e2e.slack.store.waitFor("the session settled", () => session(mention)?.status === "active");
+    expect(e2e.requests(tag)).toHaveLength(1);
+    expect(e2e.visibleTexts(mention).join("\n")).not.toContain("Stopped by");
+  });
 });
