@@ -28,8 +28,13 @@ async function monitorRedis(redis: Redis) {
     /** Resolves once every command Redis ran before this call has been seen here. */
     async flush(): Promise<void> {
       const sentinel = `${e2e.prefix}:monitor-sentinel:${Math.random()}`;
-      await Promise.all(serversOf(redis).map((server) => server.exists(sentinel)));
-      await e2e.until("the MONITOR sentinel", async () => commands.some((args) => args.includes(sentinel)));
+      // A keyless command, so each server of a cluster runs it itself (a key would be MOVED elsewhere).
+      const servers = serversOf(redis);
+      await Promise.all(servers.map((server) => server.echo(sentinel)));
+      await e2e.until(
+        "the MONITOR sentinel",
+        async () => commands.filter((args) => args.includes(sentinel)).length >= servers.length,
+      );
     },
     stop: () => Promise.all(monitors.map((monitor) => monitor.disconnect())),
   };

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ThreadRef } from "../../src/chat/index.js";
 import { redisSeenMessages } from "../../src/slack/seen-messages.js";
-import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
+import { connect, deletePrefix, keysMatching, requireRedis, uniquePrefix } from "../support/redis.js";
 
 const prefix = uniquePrefix("seen");
 let redis: Redis;
@@ -62,7 +62,7 @@ describe("the Redis store of the messages the gateway saw", () => {
     ]);
     // Not the root: the thread is not complete without Slack.
     expect(read.complete).toBe(false);
-    const keys = await redis.keys(`${prefix}:*200.000100*`);
+    const keys = await keysMatching(redis, `${prefix}:*200.000100*`);
     expect(keys.length).toBe(2);
     for (const key of keys) {
       expect(key).toContain("{slack:T1:C1:200.000100}");
