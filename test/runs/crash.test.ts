@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ToolResultMessage } from "../../src/agent/index.js";
 import { threadId } from "../../src/chat/index.js";
 import { until } from "../support/async.js";
-import { redisEnv } from "../support/redis.js";
+import { FixtureChildren } from "./fixtures/children.js";
 import { alice, RunsHarness } from "./harness.js";
 
 /**
@@ -12,58 +11,24 @@ import { alice, RunsHarness } from "./harness.js";
  * job to another worker process, which resumes from the persisted transcript.
  */
 
-const CHILD = fileURLToPath(new URL("./fixtures/worker-child.ts", import.meta.url));
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const children = new FixtureChildren("./worker-child.ts");
 
 let h: RunsHarness;
-const children: ChildProcess[] = [];
-/** What the worker processes wrote to stderr (their logs), shown when a test fails. */
-let childLogs = "";
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    }
-  }
+  await children.killAll();
   await h?.close();
 });
 
 /** Starts a worker process and resolves once it takes jobs. */
 function startWorkerProcess(prefix: string, phase: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
-    cwd: ROOT,
-    env: { ...process.env, ...redisEnv(), TL_PREFIX: prefix, TL_PHASE: phase },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stderr = "";
-  child.stderr?.on("data", (part: Buffer) => {
-    stderr += part.toString();
-    childLogs += part.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (part: Buffer) => {
-      if (part.toString().includes("ready")) resolve(child);
-    });
-    child.once("exit", (code, signal) =>
-      reject(new Error(`worker process ${phase} exited (${code ?? signal}) before ready:\n${stderr}`)),
-    );
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGKILL");
-  return exited;
+  return children.start({ TL_PREFIX: prefix, TL_PHASE: phase }, phase);
 }
 
 describe("a worker process killed mid-run", () => {
   it("resumes on another worker: finished tools are not re-run, the approval and the queued reply survive", async () => {
-    childLogs = "";
-    onTestFailed(() => console.error(`worker process logs:\n${childLogs}`));
+    children.logs = "";
+    onTestFailed(() => console.error(`worker process logs:\n${children.logs}`));
     h = await new RunsHarness({ workers: 0 }).start();
     const key = (name: string) => `${h.prefix}:child:${name}`;
     const count = async (name: string) => Number((await h.redis.get(key(`executed:${name}`))) ?? 0);
@@ -85,7 +50,7 @@ describe("a worker process killed mid-run", () => {
       waitingApprovals: ["deploy"],
     });
 
-    await kill(first);
+    await children.kill(first);
     // Decided while no worker is alive: the record keeps the decision for whoever resumes the run.
     expect(await h.intake.decide(thread, approvalId, alice, "approve")).toEqual({
       kind: "accepted",

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import type { ThreadRef } from "../../src/chat/index.js";
 import { FakeSlackServer } from "../fakes/slack-server.js";
 import { until } from "../support/async.js";
-import { redisEnv } from "../support/redis.js";
+import { FixtureChildren } from "./fixtures/children.js";
 import { alice, RunsHarness } from "./harness.js";
 
 /**
@@ -13,22 +12,13 @@ import { alice, RunsHarness } from "./harness.js";
  * the line says the call was interrupted; the resumed run's answer follows in a message of its own.
  */
 
-const CHILD = fileURLToPath(new URL("./fixtures/reply-child.ts", import.meta.url));
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const children = new FixtureChildren("./reply-child.ts");
 
 let h: RunsHarness | undefined;
 let slack: FakeSlackServer | undefined;
-const children: ChildProcess[] = [];
-let childLogs = "";
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    }
-  }
+  await children.killAll();
   await h?.close();
   await slack?.close();
   h = undefined;
@@ -36,42 +26,21 @@ afterEach(async () => {
 });
 
 function startWorkerProcess(prefix: string, phase: string, server: FakeSlackServer): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...redisEnv(),
+  return children.start(
+    {
       TL_PREFIX: prefix,
       TL_PHASE: phase,
       SLACK_API_URL: server.apiUrl,
       SLACK_BOT_TOKEN: server.config.botToken,
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  child.stderr?.on("data", (part: Buffer) => {
-    childLogs += part.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (part: Buffer) => {
-      if (part.toString().includes("ready")) resolve(child);
-    });
-    child.once("exit", (code, signal) =>
-      reject(new Error(`worker process ${phase} exited (${code ?? signal}) before ready:\n${childLogs}`)),
-    );
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGKILL");
-  return exited;
+    phase,
+  );
 }
 
 describe("a worker killed while a tool runs", () => {
   it("the resuming worker settles the dead worker's `🔧 tool …` line in that worker's own message", async () => {
-    childLogs = "";
-    onTestFailed(() => console.error(`worker process logs:\n${childLogs}`));
+    children.logs = "";
+    onTestFailed(() => console.error(`worker process logs:\n${children.logs}`));
     slack = await FakeSlackServer.start();
     const server = slack;
     h = await new RunsHarness({ workers: 0 }).start();
@@ -100,7 +69,7 @@ describe("a worker killed while a tool runs", () => {
     await until(
       async () => (await harness.redis.hexists(harness.keys(thread).replies(runId), stale.ts)) === 1,
     );
-    await kill(first);
+    await children.kill(first);
 
     await startWorkerProcess(harness.prefix, "2", server);
     await until(async () => {

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it, onTestFailed } from "vitest";
 import { threadId } from "../../src/chat/index.js";
 import type { RunsConfig } from "../../src/runs/index.js";
 import { SpendLedger } from "../../src/runs/spend.js";
 import { until } from "../support/async.js";
-import { redisEnv } from "../support/redis.js";
+import { FixtureChildren } from "./fixtures/children.js";
 import { alice, RunsHarness } from "./harness.js";
 
 /**
@@ -15,21 +14,12 @@ import { alice, RunsHarness } from "./harness.js";
  * every run ends with the chat message naming the cap.
  */
 
-const CHILD = fileURLToPath(new URL("./fixtures/spend-child.ts", import.meta.url));
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const children = new FixtureChildren("./spend-child.ts");
 
 let h: RunsHarness | undefined;
-const children: ChildProcess[] = [];
-let childLogs = "";
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    }
-  }
+  await children.killAll();
   await h?.close();
   h = undefined;
 });
@@ -39,23 +29,7 @@ function startWorkerProcess(
   phase: string,
   env: Record<string, string>,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
-    cwd: ROOT,
-    env: { ...process.env, ...redisEnv(), TL_PREFIX: prefix, TL_PHASE: phase, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  child.stderr?.on("data", (part: Buffer) => {
-    childLogs += part.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (part: Buffer) => {
-      if (part.toString().includes("ready")) resolve(child);
-    });
-    child.once("exit", (code, signal) =>
-      reject(new Error(`worker process ${phase} exited (${code ?? signal}) before ready:\n${childLogs}`)),
-    );
-  });
+  return children.start({ TL_PREFIX: prefix, TL_PHASE: phase, ...env }, phase);
 }
 
 const RUNS = 10;
@@ -101,8 +75,8 @@ const CASES: RaceCase[] = [
 describe("a per-user daily cap raced by two worker processes", () => {
   for (const race of CASES) {
     it(`in ${race.unit}: passed by at most one request's worth, and every run stops with the cap's message`, async () => {
-      childLogs = "";
-      onTestFailed(() => console.error(`worker process logs:\n${childLogs}`));
+      children.logs = "";
+      onTestFailed(() => console.error(`worker process logs:\n${children.logs}`));
       h = await new RunsHarness({ workers: 0 }).start();
       const harness = h;
       const env = {
