@@ -37,6 +37,7 @@ import {
 import { FEEDBACK_ACTION_ID } from "./feedback-blocks.js";
 import { type HistoryFetch, threadHistory } from "./history.js";
 import { ExpiringMap, ThreadLookup, UserNames } from "./lookups.js";
+import { setSessionStatus } from "./native-stream.js";
 import {
   allowed,
   DEFAULT_SLACK_API_URL,
@@ -444,11 +445,7 @@ export class SlackInbound {
   /** Sets an idle thread's agent session `active` (best effort, logged). */
   private async settleIdleSession(thread: ThreadRef): Promise<void> {
     try {
-      await this.options.api.call(
-        "agents.sessions.setStatus",
-        { team: thread.workspace, channel: thread.channel },
-        { channel_id: thread.channel, thread_ts: thread.thread, status: "active" },
-      );
+      await setSessionStatus(this.options.api, thread, "active");
     } catch (err) {
       this.log.warn({ team: thread.workspace, err: String(err) }, "slack: could not settle an idle session");
     }

@@ -35,6 +35,21 @@ export const SLACK_STREAM_LIMITS: StreamLimits = {
 /** An agent session's lifecycle status (https://docs.slack.dev/reference/methods/agents.sessions.setStatus). */
 export type SessionStatus = "active" | "processing" | "suspended" | "closed";
 
+/**
+ * Sets the agent session of `thread` to `status` with `agents.sessions.setStatus` (the call creates the
+ * session, titled with `title`, when the thread has none). Rejects as {@link SlackApi.call} does.
+ */
+export async function setSessionStatus(
+  api: SlackApi,
+  thread: ThreadRef,
+  status: SessionStatus,
+  title?: string,
+): Promise<void> {
+  const args: Record<string, unknown> = { channel_id: thread.channel, thread_ts: thread.thread, status };
+  if (title !== undefined) args.title = title;
+  await api.call("agents.sessions.setStatus", { team: thread.workspace, channel: thread.channel }, args);
+}
+
 /** Answers that mean "this stream takes nothing more": continue in a new message (issue 14). */
 const ROTATE_CODES = new Set(["msg_too_long", "message_not_in_streaming_state"]);
 

@@ -17,6 +17,7 @@ import {
   SLACK_STREAM_LIMITS,
   type StreamContent,
   type StreamLimits,
+  setSessionStatus,
   streamContent,
 } from "./native-stream.js";
 import { SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
@@ -311,18 +312,12 @@ export class SlackOutbound implements ChatOutbound {
   private async setSession(thread: ThreadRef, status: SessionStatus): Promise<void> {
     if (this.noSessions.has(thread.workspace)) return;
     const key = threadKey(thread);
-    const args: Record<string, unknown> = {
-      channel_id: thread.channel,
-      thread_ts: thread.thread,
-      status,
-    };
-    if (!this.sessions.has(key)) {
-      const title = await this.recipients?.getTitle(thread).catch(() => undefined);
-      if (title !== undefined) args.title = title;
-    }
+    const title = this.sessions.has(key)
+      ? undefined
+      : await this.recipients?.getTitle(thread).catch(() => undefined);
     this.sessions.set(key, status);
     try {
-      await this.api.call("agents.sessions.setStatus", scope(thread), args);
+      await setSessionStatus(this.api, thread, status, title);
     } catch (err) {
       const code = errorCode(err);
       if (UNSUPPORTED.has(code)) {
