@@ -3,7 +3,8 @@
  * their own (`redis-server --cluster-enabled yes`, joined with `redis-cli --cluster create`). The suites
  * reach it through `REDIS_CLUSTER_NODES` (see `./redis.ts`), their child gateways and workers too; tests
  * that restart or cut off one Redis on purpose keep their private single server and are left out.
- * Extra arguments go to vitest (e.g. `--reporter verbose`).
+ * Extra arguments go to vitest (e.g. `--reporter verbose`); paths under `test/` given there replace the
+ * list below (`npm run test:cluster -- test/slack/ack-first.test.ts`).
  */
 import { spawn } from "node:child_process";
 import { TestCluster } from "../app/redis-cluster.js";
@@ -25,8 +26,12 @@ const cluster = await TestCluster.start(3);
 console.log(`test:cluster: Redis Cluster at ${cluster.nodes}`);
 const env: NodeJS.ProcessEnv = { ...process.env, REDIS_CLUSTER_NODES: cluster.nodes };
 delete env.REDIS_URL;
-const args = ["vitest", "run", ...SUITES, ...SINGLE_SERVER_ONLY.flatMap((glob) => ["--exclude", glob])];
-const child = spawn("npx", [...args, ...process.argv.slice(2)], { env, stdio: "inherit" });
+const extra = process.argv.slice(2);
+const chosen = extra.filter((arg) => arg.startsWith("test/"));
+const suites = chosen.length > 0 ? chosen : SUITES;
+const options = extra.filter((arg) => !chosen.includes(arg));
+const args = ["vitest", "run", ...suites, ...SINGLE_SERVER_ONLY.flatMap((glob) => ["--exclude", glob])];
+const child = spawn("npx", [...args, ...options], { env, stdio: "inherit" });
 const code = await new Promise<number>((resolve) => child.once("exit", (status) => resolve(status ?? 1)));
 await cluster.stop();
 process.exit(code);
