@@ -4,7 +4,7 @@ import { threadKeys } from "../../src/runs/keys.js";
 import { textReply, toolCallReply } from "../fakes/openai-server.js";
 import type { FakeMessage } from "../fakes/slack-server.js";
 import { ageTriggers, openedViews } from "../fakes/slack-views.js";
-import { ALICE, BOB, CAROL, SlackE2E } from "./e2e-harness.js";
+import { ALICE, BOB, CAROL, type ModelStep, SlackE2E } from "./e2e-harness.js";
 
 let e2e: SlackE2E;
 beforeAll(async () => {
@@ -46,6 +46,23 @@ function hasButtons(message: FakeMessage): boolean {
   return (message.blocks ?? []).some((block) => (block as { type?: string }).type === "actions");
 }
 
+/** A new thread: Alice says `text`, the model follows `steps`; resolves once the first card shows. */
+async function ask(text: string, ...steps: ModelStep[]) {
+  const tag = e2e.tag(...steps);
+  const mention = e2e.mention(tag, text);
+  return { tag, mention, pending: await card(mention) };
+}
+
+/** The first private notice to `user` that `matches`. */
+function noticeTo(
+  user: string,
+  matches: (text: string, threadTs: string | undefined) => boolean = () => true,
+) {
+  return e2e.slack.store.waitFor(`a notice to ${user}`, () =>
+    e2e.slack.store.ephemerals.find((entry) => entry.user === user && matches(entry.text, entry.threadTs)),
+  );
+}
+
 async function decided(message: FakeMessage, text: string): Promise<FakeMessage> {
   return e2e.slack.store.waitFor(`card shows "${text}"`, () =>
     message.text.includes(text) && !hasButtons(message) ? message : undefined,
@@ -54,9 +71,7 @@ async function decided(message: FakeMessage, text: string): Promise<FakeMessage>
 
 describe("approval cards on Slack", () => {
   it("shows the tool, its arguments, who may decide and the buttons; Approve runs the tool", async () => {
-    const tag = e2e.tag(deploy("d1"), textReply("Deployed."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
+    const { tag, mention, pending } = await ask("deploy the api", deploy("d1"), textReply("Deployed."));
     expect(pending.text).toContain("`deploy`");
     expect(pending.text).toContain("service: api");
     expect(pending.text).toContain("Alice, <@U0CAROL> can decide");
@@ -88,13 +103,9 @@ describe("approval cards on Slack", () => {
   });
 
   it("tells a user who may not decide so privately and changes nothing; an approver's Deny reaches the model", async () => {
-    const tag = e2e.tag(deploy("d2"), textReply("Not deployed."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
+    const { tag, mention, pending } = await ask("deploy the api", deploy("d2"), textReply("Not deployed."));
     await e2e.slack.click(BOB, pending, "threadline:approve:").ack;
-    const notice = await e2e.slack.store.waitFor("a notice to Bob", () =>
-      e2e.slack.store.ephemerals.find((entry) => entry.user === BOB),
-    );
+    const notice = await noticeTo(BOB);
     expect(notice.text).toContain("You can't approve this");
     expect(hasButtons(pending)).toBe(true);
     expect(pending.edits).toBe(0);
@@ -105,14 +116,13 @@ describe("approval cards on Slack", () => {
   });
 
   it("Always allow lets the requester's later calls of the tool in this thread run without a card", async () => {
-    const tag = e2e.tag(
+    const { tag, mention, pending } = await ask(
+      "deploy",
       deploy("d3"),
       textReply("Deployed once."),
       deploy("d4"),
       textReply("Deployed twice."),
     );
-    const mention = e2e.mention(tag, "deploy");
-    const pending = await card(mention);
     e2e.slack.click(ALICE, pending, "threadline:always:");
     await decided(pending, "Always allowed* `deploy` for Alice in this thread — by Alice");
     await e2e.waitForRunsEnded(mention);
@@ -123,14 +133,17 @@ describe("approval cards on Slack", () => {
   });
 
   it("Always allow covers only the requester: someone else's later call in the thread gets a card", async () => {
-    const tag = e2e.tag(
+    const {
+      tag,
+      mention,
+      pending: first,
+    } = await ask(
+      "deploy",
       deploy("d9"),
       textReply("Deployed for Alice."),
       deploy("d10"),
       textReply("Deployed for Bob."),
     );
-    const mention = e2e.mention(tag, "deploy");
-    const first = await card(mention);
     e2e.slack.click(ALICE, first, "threadline:always:");
     await decided(first, "for Alice in this thread");
     await e2e.waitForRunsEnded(mention);
@@ -147,18 +160,15 @@ describe("approval cards on Slack", () => {
   });
 
   it("an approver's Always allow for everyone lets anyone's later calls run; the requester may not grant it", async () => {
-    const tag = e2e.tag(
+    const { tag, mention, pending } = await ask(
+      "deploy",
       deploy("d11"),
       textReply("Deployed once."),
       deploy("d12"),
       textReply("Deployed for Bob."),
     );
-    const mention = e2e.mention(tag, "deploy");
-    const pending = await card(mention);
     await e2e.slack.click(ALICE, pending, "threadline:alwaysThread:").ack;
-    const notice = await e2e.slack.store.waitFor("a notice to Alice", () =>
-      e2e.slack.store.ephemerals.find((entry) => entry.user === ALICE && entry.threadTs === mention.ts),
-    );
+    const notice = await noticeTo(ALICE, (_, threadTs) => threadTs === mention.ts);
     expect(notice.text).toContain("can't");
     expect(hasButtons(pending)).toBe(true);
     expect(pending.edits).toBe(0);
@@ -172,17 +182,13 @@ describe("approval cards on Slack", () => {
   });
 
   it("a double click decides once; the second click is told it was already decided", async () => {
-    const tag = e2e.tag(deploy("d5"), textReply("Deployed."));
-    const mention = e2e.mention(tag, "deploy");
-    const pending = await card(mention);
+    const { tag, mention, pending } = await ask("deploy", deploy("d5"), textReply("Deployed."));
     await Promise.all([
       e2e.slack.click(ALICE, pending, "threadline:approve:").ack,
       e2e.slack.click(ALICE, pending, "threadline:approve:").ack,
     ]);
     await decided(pending, "Approved* by Alice");
-    const notice = await e2e.slack.store.waitFor("an already-decided notice", () =>
-      e2e.slack.store.ephemerals.find((entry) => entry.user === ALICE && entry.threadTs === mention.ts),
-    );
+    const notice = await noticeTo(ALICE, (_, threadTs) => threadTs === mention.ts);
     expect(notice.text).toContain("already decided by Alice");
     await e2e.waitForRunsEnded(mention);
     expect(e2e.requests(tag)).toHaveLength(2);
@@ -190,9 +196,7 @@ describe("approval cards on Slack", () => {
   });
 
   it("no decision before the timeout denies with 'approval timed out' and the card says so", async () => {
-    const tag = e2e.tag(deploy("d6"), textReply("Gave up."));
-    const mention = e2e.mention(tag, "deploy");
-    const pending = await card(mention);
+    const { tag, mention, pending } = await ask("deploy", deploy("d6"), textReply("Gave up."));
     await decided(pending, "approval timed out");
     await e2e.waitForRunsEnded(mention);
     expect(toolResult(tag, 1)).toContain("approval timed out");
@@ -228,14 +232,21 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
         .find((view) => view.userId === user),
     );
 
-  it("Deny with reason… opens a modal; its submission denies with the reason, which the model reads", async () => {
-    const tag = e2e.tag(deploy("m1"), textReply("Not deployed."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
+  /** Alice's card in a new thread, checked pending in Redis, and how many modals were open before it. */
+  async function pendingCard(call: ModelStep, answer: ModelStep) {
+    const { tag, mention, pending } = await ask("deploy the api", call, answer);
     expect((await record(mention, pending)).status).toBe("pending");
-    const before = openedViews(e2e.slack.store).length;
-    await e2e.slack.click(ALICE, pending, "threadline:reason:").ack;
-    const shown = await viewFor(ALICE, before);
+    return { tag, mention, pending, before: openedViews(e2e.slack.store).length };
+  }
+  /** `user` clicks the card's `button`; resolves with the modal opened for them. */
+  async function openForm(user: string, pending: FakeMessage, button: string, before: number) {
+    await e2e.slack.click(user, pending, `threadline:${button}:`).ack;
+    return viewFor(user, before);
+  }
+
+  it("Deny with reason… opens a modal; its submission denies with the reason, which the model reads", async () => {
+    const { tag, mention, pending, before } = await pendingCard(deploy("m1"), textReply("Not deployed."));
+    const shown = await openForm(ALICE, pending, "reason", before);
     expect(shown.view).toMatchObject({
       type: "modal",
       callback_id: "threadline:approval-form",
@@ -267,21 +278,12 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
   });
 
   it("someone who may not decide gets no modal but a private notice; a form whose card was decided meanwhile changes nothing", async () => {
-    const tag = e2e.tag(deploy("m2"), textReply("Deployed."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
-    expect((await record(mention, pending)).status).toBe("pending");
-    const before = openedViews(e2e.slack.store).length;
+    const { tag, mention, pending, before } = await pendingCard(deploy("m2"), textReply("Deployed."));
     await e2e.slack.click(BOB, pending, "threadline:edit:").ack;
-    const notice = await e2e.slack.store.waitFor("a notice to Bob", () =>
-      e2e.slack.store.ephemerals.find(
-        (entry) => entry.user === BOB && entry.text.includes("You can't approve this"),
-      ),
-    );
+    const notice = await noticeTo(BOB, (text) => text.includes("You can't approve this"));
     expect(notice.text).toContain("only the person who asked and the configured approvers can");
     // Carol (an approver) opens the reason form, then Alice approves before Carol submits.
-    await e2e.slack.click(CAROL, pending, "threadline:reason:").ack;
-    const shown = await viewFor(CAROL, before);
+    const shown = await openForm(CAROL, pending, "reason", before);
     expect(
       openedViews(e2e.slack.store)
         .slice(before)
@@ -290,9 +292,7 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
     await e2e.slack.click(ALICE, pending, "threadline:approve:").ack;
     await decided(pending, "Approved* by Alice");
     await e2e.slack.submitView(shown.id, { [INPUT]: { value: "too late" } }).ack;
-    const late = await e2e.slack.store.waitFor("a notice to Carol", () =>
-      e2e.slack.store.ephemerals.find((entry) => entry.user === CAROL),
-    );
+    const late = await noticeTo(CAROL);
     expect(late.text).toBe("This was already decided by Alice (approved).");
     expect((await record(mention, pending)).reason).toBeUndefined();
     // The run's answer (the status line's clearing may be held back by the fake's per-minute budget).
@@ -301,13 +301,8 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
   });
 
   it("Edit and approve…: an invalid edit is shown in the modal and decides nothing; a valid one runs with the edited arguments", async () => {
-    const tag = e2e.tag(deploy("m3"), textReply("Deployed web."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
-    expect((await record(mention, pending)).status).toBe("pending");
-    const before = openedViews(e2e.slack.store).length;
-    await e2e.slack.click(CAROL, pending, "threadline:edit:").ack;
-    const shown = await viewFor(CAROL, before);
+    const { tag, mention, pending, before } = await pendingCard(deploy("m3"), textReply("Deployed web."));
+    const shown = await openForm(CAROL, pending, "edit", before);
     const input = (shown.view.blocks as { type: string; element?: Record<string, unknown> }[]).find(
       (block) => block.type === "input",
     );
@@ -353,13 +348,8 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
   });
 
   it("a forged or outdated submission decides nothing: unreadable metadata is refused in the modal, another thread's approval is not found", async () => {
-    const tag = e2e.tag(deploy("m5"), textReply("Not deployed."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
-    expect((await record(mention, pending)).status).toBe("pending");
-    const before = openedViews(e2e.slack.store).length;
-    await e2e.slack.click(ALICE, pending, "threadline:reason:").ack;
-    const shown = await viewFor(ALICE, before);
+    const { mention, pending, before } = await pendingCard(deploy("m5"), textReply("Not deployed."));
+    const shown = await openForm(ALICE, pending, "reason", before);
     const genuine = JSON.parse(String(shown.view.private_metadata)) as Record<string, string>;
     // A payload whose private_metadata was tampered with (Slack returns what the app set; this one is not ours).
     shown.view.private_metadata = "{not json";
@@ -372,11 +362,7 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
     // The right approval id, but another thread: that thread's records know nothing of it.
     shown.view.private_metadata = JSON.stringify({ ...genuine, thread: `${mention.ts}9` });
     await e2e.slack.submitView(shown.id, { [INPUT]: { value: "forged" } }).ack;
-    const notice = await e2e.slack.store.waitFor("a notice to Alice", () =>
-      e2e.slack.store.ephemerals.find(
-        (entry) => entry.user === ALICE && entry.text.includes("no longer pending"),
-      ),
-    );
+    const notice = await noticeTo(ALICE, (text) => text.includes("no longer pending"));
     expect(notice.text).toBe("This approval is no longer pending.");
     expect(pending.edits).toBe(0);
     expect((await record(mention, pending)).status).toBe("pending");
@@ -386,11 +372,7 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
   });
 
   it("the fake refuses a views.open whose trigger_id is over 3 s old", async () => {
-    const tag = e2e.tag(deploy("m4"), textReply("Not deployed."));
-    const mention = e2e.mention(tag, "deploy the api");
-    const pending = await card(mention);
-    expect((await record(mention, pending)).status).toBe("pending");
-    const before = openedViews(e2e.slack.store).length;
+    const { pending, before } = await pendingCard(deploy("m4"), textReply("Not deployed."));
     const click = e2e.slack.click(ALICE, pending, "threadline:reason:");
     ageTriggers(e2e.slack.store, 10_000); // the click's trigger is issued at once; age it before the app uses it
     await click.ack;
@@ -398,11 +380,7 @@ describe("deny with a reason and edit and approve (Slack modals)", () => {
       e2e.slack.callsOf("views.open").some((call) => call.outcome === "expired_trigger_id"),
     );
     expect(openedViews(e2e.slack.store).length).toBe(before);
-    const notice = await e2e.slack.store.waitFor("a notice to Alice", () =>
-      e2e.slack.store.ephemerals.find(
-        (entry) => entry.user === ALICE && entry.text.includes("could not be opened"),
-      ),
-    );
+    const notice = await noticeTo(ALICE, (text) => text.includes("could not be opened"));
     expect(notice.text).toBe("The form could not be opened in time; please click the button again.");
     expect(hasButtons(pending)).toBe(true); // nothing was decided
     await e2e.slack.click(ALICE, pending, "threadline:deny:").ack;

@@ -1,9 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createRunRenderer, type ThreadRef } from "../../src/chat/index.js";
-import { createSlackClient, SlackApi } from "../../src/slack/api.js";
-import { memoryRecipientStore, SlackOutbound } from "../../src/slack/index.js";
 import { events as e } from "../chat/events.js";
-import { FakeSlackServer } from "../fakes/slack-server.js";
+import type { FakeSlackServer } from "../fakes/slack-server.js";
+import { startSlackRenderer } from "../support/slack-renderer.js";
 
 /**
  * Issue 15, item 11: the run footer is visibly secondary on Slack — a Block Kit `context` block (small grey
@@ -16,39 +14,19 @@ afterEach(async () => {
   await slack?.close();
 });
 
-const FAST_RETRY = { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 };
 const stats = { turns: 2, toolCalls: 1, inputTokens: 1200, outputTokens: 500, cost: 0.004 };
 const FOOTER = "2 turns · 1 tool call · 1.7k tokens · $0.004";
 
 async function run(options: { streaming: boolean; feedback: boolean }) {
-  slack = await FakeSlackServer.start();
-  const recipients = memoryRecipientStore();
-  const api = new SlackApi(
-    createSlackClient({ token: slack.config.botToken, apiUrl: slack.apiUrl, retry: FAST_RETRY }),
-  );
-  const outbound = new SlackOutbound({ api, recipients, ...options });
-  const root = slack.post({ user: "U0ALICE", channel: "C1", text: "what is up" });
-  const thread: ThreadRef = {
-    platform: "slack",
-    workspace: slack.config.teamId,
-    channel: "C1",
-    thread: root.ts,
-  };
-  await recipients.set(thread, "U0ALICE");
-  const errors: string[] = [];
-  const renderer = createRunRenderer({
-    outbound,
-    thread,
-    onError: (err, operation) =>
-      errors.push(`${operation}: ${err instanceof Error ? err.message : String(err)}`),
-  });
+  const started = await startSlackRenderer({ text: "what is up", outbound: options });
+  slack = started.slack;
+  const { renderer, errors } = started;
   renderer.handle(e.turnStart());
   renderer.handle(e.assistantStart());
   renderer.handle(e.text("All good here."));
   renderer.handle(e.assistantEnd());
   await renderer.finish({ kind: "completed" }, stats);
-  const bot = slack.store.botMessages("C1", root.ts, slack.config.botUserId).filter((m) => !m.deleted);
-  return { errors, bot };
+  return { errors, bot: started.bot() };
 }
 
 const footerContext = { type: "context", elements: [{ type: "mrkdwn", text: FOOTER }] };

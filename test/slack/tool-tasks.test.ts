@@ -1,50 +1,22 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type ApprovalCard,
-  createRunRenderer,
-  type ThreadRef,
-  watchApprovals,
-} from "../../src/chat/index.js";
-import { createSlackClient, SlackApi } from "../../src/slack/api.js";
-import { memoryRecipientStore, SlackOutbound } from "../../src/slack/index.js";
+import { type ApprovalCard, watchApprovals } from "../../src/chat/index.js";
 import { events as e } from "../chat/events.js";
-import { FakeSlackServer } from "../fakes/slack-server.js";
+import type { FakeSlackServer } from "../fakes/slack-server.js";
+import { startSlackRenderer } from "../support/slack-renderer.js";
 
 let slack: FakeSlackServer;
 afterEach(async () => {
   await slack?.close();
 });
 
-const FAST_RETRY = { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 };
 const stats = { turns: 2, toolCalls: 1, inputTokens: 10, outputTokens: 5 };
 
 /** The renderer on the real Slack outbound (one run's `watchApprovals` wrapper) against the fake Slack. */
 async function setup() {
-  slack = await FakeSlackServer.start();
-  const recipients = memoryRecipientStore();
-  const api = new SlackApi(
-    createSlackClient({ token: slack.config.botToken, apiUrl: slack.apiUrl, retry: FAST_RETRY }),
-  );
-  const outbound = watchApprovals(new SlackOutbound({ api, recipients }));
-  const root = slack.post({ user: "U0ALICE", channel: "C1", text: "deploy it" });
-  const thread: ThreadRef = {
-    platform: "slack",
-    workspace: slack.config.teamId,
-    channel: "C1",
-    thread: root.ts,
-  };
-  await recipients.set(thread, "U0ALICE");
-  const errors: string[] = [];
-  const renderer = createRunRenderer({
-    outbound,
-    thread,
-    footer: false,
-    onError: (err, operation) =>
-      errors.push(`${operation}: ${err instanceof Error ? err.message : String(err)}`),
-  });
-  const bot = () => slack.store.botMessages("C1", root.ts, slack.config.botUserId).filter((m) => !m.deleted);
-  const task = (id: string) => bot()[0]?.tasks?.get(id);
-  return { outbound, thread, root, renderer, errors, bot, task };
+  const started = await startSlackRenderer({ text: "deploy it", wrap: watchApprovals, footer: false });
+  slack = started.slack;
+  const task = (id: string) => started.bot()[0]?.tasks?.get(id);
+  return { ...started, task };
 }
 
 const card = (state: ApprovalCard["state"]): ApprovalCard => ({
