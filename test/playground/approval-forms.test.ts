@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalCard } from "../../src/chat/index.js";
-import { threadId as encodeThreadId } from "../../src/chat/index.js";
-import type { PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
-import { playgroundThread } from "../../src/playground/index.js";
-import { threadKeys } from "../../src/runs/keys.js";
-import { FakeOpenAIServer, textReply, toolCallReply } from "../fakes/openai-server.js";
+import type { PlaygroundThread } from "../../src/playground/index.js";
+import { textReply, toolCallReply } from "../fakes/openai-server.js";
 import { toolResults } from "../support/model-requests.js";
-import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
-import { EventStream, freePort } from "./helpers.js";
+import { PlaygroundE2E } from "../support/playground-e2e.js";
 
 /**
  * The playground's approval forms end to end: `threadline start` (gateway and worker in one process, the
@@ -17,61 +12,24 @@ import { EventStream, freePort } from "./helpers.js";
  * what the card shows, what the model reads next, what Redis holds.
  */
 describe("playground: deny with a reason and edit and approve", () => {
-  const prefix = uniquePrefix("pg-forms");
-  const redis = connect();
   const ada = { id: "u-ada", name: "Ada" };
   const eve = { id: "u-eve", name: "Eve" };
-  let model: FakeOpenAIServer;
-  let bot: CliProcess | undefined;
-  let url: string;
-  let events: EventStream;
+  let e2e: PlaygroundE2E;
 
   beforeAll(async () => {
-    await requireRedis(redis);
-    model = await FakeOpenAIServer.start();
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    bot = await CliProcess.start(
-      "start",
-      {
-        ...redisEnv(),
-        THREADLINE_PREFIX: prefix,
-        PLAYGROUND_PORT: String(port),
-        OPS_PORT: "0",
-        OPENAI_BASE_URL: model.baseURL,
-        OPENAI_API_KEY: "sk-test",
-        OPENAI_MODEL: "fake-model",
-        OPENAI_CONTEXT_WINDOW: "32000",
-        THREADLINE_TOOLS_MODULE: "test/fakes/slack-tools.ts",
-        LOG_LEVEL: "info",
-      },
-      "playground: open",
-      60_000,
-    );
-    events = await EventStream.open(`${url}/api/events`);
+    e2e = await PlaygroundE2E.start("pg-forms");
   }, 90_000);
 
   afterAll(async () => {
-    events?.close();
-    await bot?.stop();
-    await model.close();
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
+    await e2e?.close();
   }, 30_000);
 
-  const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const post = (path: string, body: unknown) => e2e.post(path, body);
 
   /** Starts a thread whose model asks to deploy `service`, then answers `answer`; resolves with its card. */
   async function askForDeploy(service: string, answer: string) {
     const first = `deploy ${service}`;
-    model.handler = (request) => {
+    e2e.openai.handler = (request) => {
       if (request.path !== "/chat/completions") return undefined;
       const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
       if (!JSON.stringify(messages).includes(first)) return undefined;
@@ -88,8 +46,7 @@ describe("playground: deny with a reason and edit and approve", () => {
   async function waitForCard(threadId: string, done: (card: ApprovalCard) => boolean): Promise<ApprovalCard> {
     let found: ApprovalCard | undefined;
     for (let i = 0; i < 300 && !found; i++) {
-      const snapshot = (await (await fetch(`${url}/api/threads/${threadId}`)).json()) as PlaygroundSnapshot;
-      found = snapshot.messages
+      found = (await e2e.snapshot(threadId)).messages
         .map((message) => message.card)
         .find((card) => card !== undefined && done(card));
       if (!found) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -98,17 +55,14 @@ describe("playground: deny with a reason and edit and approve", () => {
     return found;
   }
 
-  const finished = (threadId: string) =>
-    events.waitFor((received) =>
-      received.some((event) => event.type === "status" && event.thread === threadId && event.status === null),
-    );
+  const finished = (threadId: string) => e2e.finished(threadId);
   const chatRequests = (service: string) =>
-    model.requests.filter(
+    e2e.openai.requests.filter(
       (request) =>
         request.path === "/chat/completions" && JSON.stringify(request.body).includes(`deploy ${service}`),
     );
   const record = (threadId: string, approvalId: string) =>
-    redis.hgetall(threadKeys(prefix, encodeThreadId(playgroundThread(threadId))).approval(approvalId));
+    e2e.redis.hgetall(e2e.keys(threadId).approval(approvalId));
 
   it("Deny with reason…: the reason is on the card, in Redis and in the tool result the model reads", async () => {
     const { threadId, card, path } = await askForDeploy("queue", "Not deploying queue.");

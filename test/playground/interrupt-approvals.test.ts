@@ -1,21 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalCard } from "../../src/chat/index.js";
-import { threadId as encodeThreadId } from "../../src/chat/index.js";
-import type { PlaygroundMessage, PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
-import { playgroundThread } from "../../src/playground/index.js";
-import { threadKeys } from "../../src/runs/keys.js";
-import {
-  chunks,
-  FakeOpenAIServer,
-  type FakeReply,
-  type ReceivedRequest,
-  textReply,
-  toolCallReply,
-} from "../fakes/openai-server.js";
-import { conversationTag, toolResults, userTexts } from "../support/model-requests.js";
-import { CliProcess } from "../support/process.js";
-import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
-import { EventStream, freePort } from "./helpers.js";
+import type { PlaygroundMessage, PlaygroundThread } from "../../src/playground/index.js";
+import { chunks, type FakeReply, textReply, toolCallReply } from "../fakes/openai-server.js";
+import { toolResults, userTexts } from "../support/model-requests.js";
+import { PlaygroundE2E } from "../support/playground-e2e.js";
+import { EventStream } from "./helpers.js";
 
 /**
  * Issue #18 in the playground (`threadline start`, gateway and worker in one process, as the playground
@@ -25,86 +14,32 @@ import { EventStream, freePort } from "./helpers.js";
 describe("playground: ⚡, the waiting notice, the reminder, two cards of one batch", {
   timeout: 60_000,
 }, () => {
-  const prefix = uniquePrefix("pg-interrupt");
-  const redis = connect();
   const ada = { id: "u-ada", name: "Ada" };
   const eve = { id: "u-eve", name: "Eve" };
-  const scripts = new Map<string, FakeReply[]>();
-  let seq = 0;
-  let model: FakeOpenAIServer;
-  let bot: CliProcess | undefined;
-  let url: string;
-  let events: EventStream;
+  let e2e: PlaygroundE2E;
 
   beforeAll(async () => {
-    await requireRedis(redis);
-    model = await FakeOpenAIServer.start();
-    model.handler = (request) => {
-      if (request.path !== "/chat/completions") return undefined;
-      const tag = conversationTag(request);
-      return (tag && scripts.get(tag)?.shift()) || { kind: "error", status: 500, message: "unscripted" };
-    };
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    bot = await CliProcess.start(
-      "start",
-      {
-        ...redisEnv(),
-        THREADLINE_PREFIX: prefix,
-        PLAYGROUND_PORT: String(port),
-        OPS_PORT: "0",
-        OPENAI_BASE_URL: model.baseURL,
-        OPENAI_API_KEY: "sk-test",
-        OPENAI_MODEL: "fake-model",
-        OPENAI_CONTEXT_WINDOW: "32000",
-        THREADLINE_TOOLS_MODULE: "test/fakes/slack-tools.ts",
-        THREADLINE_CONFIG: "test/fakes/approval-reminder.config.mjs",
-        THREADLINE_APPROVAL_TIMEOUT_MS: "120000",
-        LOG_LEVEL: "info",
-      },
-      "playground: open",
-      60_000,
-    );
-    events = await EventStream.open(`${url}/api/events`);
+    e2e = await PlaygroundE2E.start("pg-interrupt", {
+      THREADLINE_CONFIG: "test/fakes/approval-reminder.config.mjs",
+      THREADLINE_APPROVAL_TIMEOUT_MS: "120000",
+    });
   }, 90_000);
 
   afterAll(async () => {
-    events?.close();
-    await bot?.stop();
-    await model.close();
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
+    await e2e?.close();
   }, 30_000);
 
-  const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return (await response.json().catch(() => ({}))) as Record<string, unknown>;
-  };
-  const snapshot = async (threadId: string) =>
-    (await (await fetch(`${url}/api/threads/${threadId}`)).json()) as PlaygroundSnapshot;
-  const until = async (what: string, check: () => Promise<boolean> | boolean) => {
-    for (let i = 0; i < 1_500; i++) {
-      if (await check()) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
+  const post = async (path: string, body: unknown) => (await e2e.post(path, body)).body;
+  const snapshot = (threadId: string) => e2e.snapshot(threadId);
+  const until = (what: string, check: () => Promise<boolean> | boolean) => e2e.until(what, check, 30_000);
 
   /** Ada starts a thread whose model follows `steps`; resolves with its id and tag. */
   async function start(text: string, ...steps: FakeReply[]) {
-    const tag = `t${++seq}`;
-    scripts.set(tag, steps);
+    const tag = e2e.tag(...steps);
     const body = await post("/api/threads", { user: ada, text: `@Threadline [${tag}] ${text}` });
     return { tag, threadId: (body as { thread: PlaygroundThread }).thread.id };
   }
-  const requests = (tag: string): ReceivedRequest[] =>
-    model.requests.filter(
-      (request) => request.path === "/chat/completions" && conversationTag(request) === tag,
-    );
+  const requests = (tag: string) => e2e.requests(tag);
   const reply = async (threadId: string, text: string, user = ada) =>
     ((await post(`/api/threads/${threadId}/messages`, { user, text })) as { message: PlaygroundMessage })
       .message;
@@ -121,7 +56,7 @@ describe("playground: ⚡, the waiting notice, the reminder, two cards of one ba
       .map((reaction) => reaction.emoji);
   /** The marks the bot added to a message, in order, as the live events told every browser. */
   const marksAdded = (threadId: string, messageId: string) =>
-    events.received.flatMap((event) =>
+    e2e.events.received.flatMap((event) =>
       event.type === "reaction" &&
       event.thread === threadId &&
       event.id === messageId &&
@@ -130,18 +65,10 @@ describe("playground: ⚡, the waiting notice, the reminder, two cards of one ba
         ? [event.emoji]
         : [],
     );
-  const finished = async (threadId: string, count = 1) =>
-    until(
-      `${count} finished run(s)`,
-      () =>
-        events.received.filter(
-          (event) => event.type === "status" && event.thread === threadId && event.status === null,
-        ).length >= count,
-    );
+  const finished = (threadId: string) => e2e.finished(threadId);
   const idle = (threadId: string) =>
     until("the thread to be idle", async () => {
-      const lease = threadKeys(prefix, encodeThreadId(playgroundThread(threadId))).lease;
-      return (await redis.exists(lease)) === 0;
+      return (await e2e.redis.exists(e2e.keys(threadId).lease)) === 0;
     });
   const cards = async (threadId: string): Promise<ApprovalCard[]> =>
     (await snapshot(threadId)).messages.flatMap((message) => (message.card ? [message.card] : []));
@@ -199,7 +126,7 @@ describe("playground: ⚡, the waiting notice, the reminder, two cards of one ba
   });
 
   it("a text reply while a card waits gets the private notice and is read after the decision", async () => {
-    const eveEvents = await EventStream.open(`${url}/api/events?user=${eve.id}`);
+    const eveEvents = await EventStream.open(`${e2e.url}/api/events?user=${eve.id}`);
     try {
       const { tag, threadId } = await start(
         "deploy the api",
@@ -243,9 +170,9 @@ describe("playground: ⚡, the waiting notice, the reminder, two cards of one ba
     expect((await reminders())[0]!.text).toBe(
       `<@${ada.id}> \`deploy\` is waiting for your approval: use Approve or Deny on the card above.`,
     );
-    const lease = threadKeys(prefix, encodeThreadId(playgroundThread(threadId))).lease;
-    const before = await redis.pttl(lease);
-    await until("a lease heartbeat", async () => (await redis.pttl(lease)) > before + 1_000);
+    const lease = e2e.keys(threadId).lease;
+    const before = await e2e.redis.pttl(lease);
+    await until("a lease heartbeat", async () => (await e2e.redis.pttl(lease)) > before + 1_000);
     expect(await reminders()).toHaveLength(1);
     await decide(threadId, (await cards(threadId))[0]!, "approve");
     await finished(threadId);
