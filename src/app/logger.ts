@@ -1,10 +1,10 @@
-import { isSpanContextValid, trace } from "@opentelemetry/api";
 import { pino } from "pino";
-import type { RunLogger } from "../runs/index.js";
+import { type RunLogger, traceLogFields } from "../runs/index.js";
 
 /**
  * Structured JSON logs (pretty-printed when stdout is a terminal); secrets in known fields are redacted.
- * A line written while a span is active (tracing on, inside a run) carries `trace_id` and `span_id`.
+ * With tracing on, a line whose fields name a run executing in this process (`runId`) carries its run span's
+ * `trace_id` and `span_id`, and one naming a message the gateway is handling (`messageId`) its intake span's.
  * `destination` (default stdout) receives the JSON lines; it turns pretty-printing off.
  */
 export function createLogger(
@@ -33,10 +33,8 @@ export function createLogger(
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** The active span's ids, in the field names log backends link to traces; none without a recording span. */
-function traceFields(): Record<string, string> {
-  const span = trace.getActiveSpan();
-  if (!span) return {};
-  const ids = span.spanContext();
-  return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
+/** The trace ids of the span a line belongs to, in the field names log backends link to traces; none off. */
+function traceFields(mergeObject: object): Record<string, string> {
+  // A new object each time: pino merges the line's fields into what the mixin returns.
+  return traceLogFields(mergeObject) ?? {};
 }

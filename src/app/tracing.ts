@@ -41,7 +41,10 @@ function tracesUrl(env: TracingEnv): string {
 /**
  * Registers a global tracer provider that batches spans to the OTLP/HTTP (JSON) endpoint of the standard
  * `OTEL_EXPORTER_OTLP_*` variables (endpoint from `env`; headers and timeout the exporter reads from process.env), with the W3C trace
- * context propagator and an AsyncLocalStorage context manager. `service.name` is `serviceName` unless
+ * context propagator and **no context manager**: src/runs/tracing.ts passes every parent explicitly, and on
+ * Node 20 an AsyncLocalStorage context manager in use runs promise hooks on every promise of the process
+ * (about 14 % of a light turn's CPU, issue #19's bench). A host application that registered its own context
+ * manager keeps it. `service.name` is `serviceName` unless
  * `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` say otherwise. Returns `undefined` (and loads nothing)
  * when no endpoint is set. Call once per process, before any run starts.
  */
@@ -66,7 +69,7 @@ export async function startTracing(
       new BatchSpanProcessor(options.exporter ?? new OTLPTraceExporter({ url: tracesUrl(env) })),
     ],
   });
-  provider.register();
+  provider.register({ contextManager: null });
   return {
     async flush() {
       await provider.forceFlush().catch(() => {});

@@ -48,5 +48,6 @@ export {
 } from "./setup.js";
 export type { SpendCap, SpendCaps } from "./spend.js";
 export { type ThreadMeta, ThreadStore } from "./thread-store.js";
+export { traceLogFields } from "./tracing.js";
 export type { ChatUserMessage } from "./user-message.js";
 export { type RunWorkerHandle, type RunWorkerOptions, startRunWorker } from "./worker.js";

@@ -1,14 +1,16 @@
 import {
   type Attributes,
   type Context,
-  context,
   INVALID_SPAN_CONTEXT,
+  isSpanContextValid,
   ProxyTracerProvider,
   propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
+  type SpanOptions,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from "@opentelemetry/api";
 import type { AgentEvent, AgentLoopConfig, AssistantMessage, StreamFn } from "../agent/index.js";
@@ -24,8 +26,15 @@ import type { RunObserver } from "./setup.js";
  *
  * `intake` (gateway: one platform message) → `intake.submit` (the intake script) → `run.enqueue`, and the
  * gateway's `chat.react` acks under `intake`; then `run` (worker) → `turn` → `model.request` · `tool <name>` →
- * `approval.wait`; `chat.<method>` under the innermost open span that caused it, and one `chat.stream` span
- * per reply message and turn for its streaming edits.
+ * `approval.wait`; `chat.<method>` under the turn that caused it (an approval card's under its tool call), and
+ * one `chat.stream` span per reply message and turn for its streaming edits.
+ *
+ * Every parent is passed explicitly (`startSpan(name, options, parentContext)`), never read from
+ * `context.active()`: src/app/tracing.ts registers no context manager, because on Node 20 the
+ * AsyncLocalStorage one runs promise hooks on every promise of the process (most of what tracing cost). The
+ * gateway side finds its parents in the intakes in flight in this process ({@link traceIntake}); the worker
+ * side keeps them in the {@link RunTracer} of each job; log lines find theirs through the run id or message id
+ * in their fields ({@link traceLogFields}).
  *
  * Off means free: every entry point first asks {@link tracingActive} and, when no provider is registered,
  * creates no span, context or attribute object and wraps nothing.
@@ -44,6 +53,13 @@ const COUNTED_CHAT_METHODS: Readonly<Record<string, string>> = {
 
 /** The chat calls that are traced (each, or counted: {@link COUNTED_CHAT_METHODS}). */
 const CHAT_METHODS = CHAT_OUTBOUND_METHODS;
+
+/** The chat calls a tool call's approval makes: their spans go under the tool call whose hook is waiting. */
+const APPROVAL_CHAT_METHODS: ReadonlySet<string> = new Set(["postApproval", "updateApproval"]);
+
+/** Span options built once (the SDK only reads them). */
+const CLIENT: SpanOptions = { kind: SpanKind.CLIENT };
+const INTERNAL: SpanOptions = {};
 
 /** `target` with `overrides` in front; its other members are read from it and its methods bound to it. */
 function delegate<T extends object>(target: T, overrides: Record<string, unknown>): T {
@@ -65,7 +81,7 @@ function delegate<T extends object>(target: T, overrides: Record<string, unknown
 /** W3C trace context (`traceparent`, `tracestate`) carried in a job from the gateway to a worker. */
 export type TraceCarrier = Record<string, string>;
 
-function tracer() {
+function tracer(): Tracer {
   return trace.getTracer(TRACER_NAME);
 }
 
@@ -84,14 +100,75 @@ export function tracingActive(): boolean {
   return !(provider instanceof ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER);
 }
 
+/** One platform message the gateway of this process is handling, with its span's context. */
+interface IntakeTrace {
+  thread: string;
+  messageId: string;
+  context: Context;
+  /** The `intake.submit` span's context, once the intake decision started: `run.enqueue`'s parent. */
+  submit: Context | undefined;
+}
+
+/**
+ * The intake whose `handle` is running its synchronous part right now: what the gateway calls before its first
+ * `await` (the 👀 ack, {@link traceSubmit}) belongs to it without a doubt.
+ */
+let syncIntake: IntakeTrace | undefined;
+/** The intakes in flight, by thread id (a thread may have several messages in flight) and by message id. */
+const intakesByThread = new Map<string, IntakeTrace[]>();
+const intakesByMessage = new Map<string, IntakeTrace>();
+/** The run spans of the jobs executing in this process, by run id (for {@link traceLogFields}). */
+const runsInFlight = new Map<string, Span>();
+
+function addIntake(intake: IntakeTrace): void {
+  const list = intakesByThread.get(intake.thread);
+  if (list) list.push(intake);
+  else intakesByThread.set(intake.thread, [intake]);
+  intakesByMessage.set(intake.messageId, intake);
+}
+
+function removeIntake(intake: IntakeTrace): void {
+  const list = intakesByThread.get(intake.thread);
+  const at = list?.indexOf(intake) ?? -1;
+  if (list && at >= 0) list.splice(at, 1);
+  if (list?.length === 0) intakesByThread.delete(intake.thread);
+  if (intakesByMessage.get(intake.messageId) === intake) intakesByMessage.delete(intake.messageId);
+}
+
+/** Calls `body` with `intake` as the one whose synchronous part runs ({@link syncIntake}). */
+function synchronously<T>(intake: IntakeTrace, body: () => T): T {
+  const outer = syncIntake;
+  syncIntake = intake;
+  try {
+    return body();
+  } finally {
+    syncIntake = outer;
+  }
+}
+
+/**
+ * The parent of a gateway chat call: the intake whose synchronous part makes it; else the intake in flight in
+ * the call's thread for the message it names (`args[1]`: react/unreact), else the thread's latest intake in
+ * flight; else none (a root: a reaction, a stop, an ack on arrival before the message is handled).
+ */
+function gatewayParent(args: readonly unknown[]): Context {
+  if (syncIntake) return syncIntake.context;
+  if (intakesByThread.size === 0) return ROOT_CONTEXT;
+  const thread = args[0] as Parameters<typeof threadId>[0] | undefined;
+  const list = thread ? intakesByThread.get(threadId(thread)) : undefined;
+  if (!list) return ROOT_CONTEXT;
+  return (list.find((intake) => intake.messageId === args[1]) ?? list[list.length - 1]!).context;
+}
+
 /**
  * Runs the gateway's handling of one platform message inside a server span `intake` (message, thread, whether
- * it mentions the bot; the intake's verdict when `handle` resolves one with a `kind`). Rethrows what `handle`
- * throws, after recording it. With tracing off, just `handle()`.
+ * it mentions the bot; the intake's verdict when `handle` resolves one with a `kind`), a root. While `handle`
+ * runs, the intake is in flight: {@link traceSubmit}, {@link traceEnqueue} and the gateway's chat calls find
+ * their parent in it. Rethrows what `handle` throws, after recording it. With tracing off, just `handle()`.
  */
 export async function traceIntake<T>(message: IncomingMessage, handle: () => Promise<T>): Promise<T> {
   if (!tracingActive()) return handle();
-  return tracer().startActiveSpan(
+  const span = tracer().startSpan(
     "intake",
     {
       kind: SpanKind.SERVER,
@@ -101,17 +178,34 @@ export async function traceIntake<T>(message: IncomingMessage, handle: () => Pro
         "threadline.mentions_bot": message.mentionsBot,
       },
     },
-    (span) => endWith(span, handle),
+    ROOT_CONTEXT,
   );
+  const intake: IntakeTrace = {
+    thread: threadId(message.thread),
+    messageId: message.id,
+    context: trace.setSpan(ROOT_CONTEXT, span),
+    submit: undefined,
+  };
+  addIntake(intake);
+  try {
+    return await endWith(span, () => synchronously(intake, handle));
+  } finally {
+    removeIntake(intake);
+  }
 }
 
 /**
  * Runs the intake decision (the intake script, and the job add of a decided start) inside `intake.submit`,
- * under the active `intake` span; the verdict's `kind` becomes `threadline.intake.result`.
+ * under the `intake` span whose handler calls it — before its first `await`, as the gateway does (called
+ * later, the span is a root) —; the verdict's `kind` becomes `threadline.intake.result`.
  */
 export async function traceSubmit<T extends { kind: string }>(submit: () => Promise<T>): Promise<T> {
   if (!tracingActive()) return submit();
-  return tracer().startActiveSpan("intake.submit", {}, (span) => endWith(span, submit));
+  const intake = syncIntake;
+  const parent = intake?.context ?? ROOT_CONTEXT;
+  const span = tracer().startSpan("intake.submit", INTERNAL, parent);
+  if (intake) intake.submit = trace.setSpan(parent, span);
+  return endWith(span, submit);
 }
 
 async function endWith<T>(span: Span, body: () => Promise<T>): Promise<T> {
@@ -130,17 +224,18 @@ async function endWith<T>(span: Span, body: () => Promise<T>): Promise<T> {
 
 /**
  * The gateway's outbound with a client span `chat.<method>` around every call (the acks of a message nest
- * under its `intake` span). With tracing off when called, `outbound` itself.
+ * under its `intake` span: {@link gatewayParent}). With tracing off when called, `outbound` itself.
  */
 export function traceGatewayOutbound(outbound: ChatOutbound): ChatOutbound {
   if (!tracingActive()) return outbound;
   const overrides: Record<string, unknown> = {};
   for (const name of CHAT_METHODS) {
     const original = outbound[name] as (...args: unknown[]) => Promise<unknown>;
+    const spanName = `chat.${name}`;
     overrides[name] = (...args: unknown[]) =>
       tracingActive()
-        ? tracer().startActiveSpan(`chat.${name}`, { kind: SpanKind.CLIENT }, (span) =>
-            endWith(span, () => original.apply(outbound, args)),
+        ? endWith(tracer().startSpan(spanName, CLIENT, gatewayParent(args)), () =>
+            original.apply(outbound, args),
           )
         : original.apply(outbound, args);
   }
@@ -148,37 +243,69 @@ export function traceGatewayOutbound(outbound: ChatOutbound): ChatOutbound {
 }
 
 /**
- * Runs `enqueue` inside a producer span `run.enqueue` (a child of the caller's active span, if any) and hands
- * it the carrier of that span's context, or `undefined` when tracing is off. Rethrows what `enqueue` throws,
- * after recording it on the span.
+ * Runs `enqueue` inside a producer span `run.enqueue` and hands it the carrier of that span's context, or
+ * `undefined` when tracing is off. Its parent is the `intake.submit` of the intake in flight in this process
+ * for the job's thread (the gateway's decided start), else none (the start sweeper's re-add is a root).
+ * Rethrows what `enqueue` throws, after recording it on the span.
  */
 export async function traceEnqueue<T>(
   job: { threadId: string; runId: string },
   enqueue: (carrier: TraceCarrier | undefined) => Promise<T>,
 ): Promise<T> {
   if (!tracingActive()) return enqueue(undefined);
-  return tracer().startActiveSpan(
+  const parent = enqueueParent(job.threadId);
+  const span = tracer().startSpan(
     "run.enqueue",
     {
       kind: SpanKind.PRODUCER,
       attributes: { "threadline.thread_id": job.threadId, "threadline.run_id": job.runId },
     },
-    async (span) => {
-      try {
-        let carrier: TraceCarrier | undefined;
-        if (span.isRecording()) {
-          carrier = {};
-          propagation.inject(context.active(), carrier);
-        }
-        return await enqueue(carrier);
-      } catch (err) {
-        failSpan(span, err);
-        throw err;
-      } finally {
-        span.end();
-      }
-    },
+    parent,
   );
+  try {
+    let carrier: TraceCarrier | undefined;
+    if (span.isRecording()) {
+      carrier = {};
+      propagation.inject(trace.setSpan(parent, span), carrier);
+    }
+    return await enqueue(carrier);
+  } catch (err) {
+    failSpan(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+function enqueueParent(thread: string): Context {
+  if (syncIntake?.thread === thread && syncIntake.submit) return syncIntake.submit;
+  const list = intakesByThread.get(thread);
+  if (!list) return ROOT_CONTEXT;
+  for (let i = list.length - 1; i >= 0; i--) {
+    const submit = list[i]!.submit;
+    if (submit) return submit;
+  }
+  return ROOT_CONTEXT;
+}
+
+/**
+ * The trace fields of a log line from its merge object (pino's `mixin`): `trace_id` and `span_id` of the run
+ * span when the line names a run (`runId`) executing in this process with tracing on, else of the `intake`
+ * span when it names a message (`messageId`) the gateway is handling; `undefined` otherwise (always, with
+ * tracing off: nothing is in flight).
+ */
+export function traceLogFields(fields: object): { trace_id: string; span_id: string } | undefined {
+  if (runsInFlight.size === 0 && intakesByMessage.size === 0) return undefined;
+  const { runId, messageId } = fields as { runId?: unknown; messageId?: unknown };
+  let span: Span | undefined;
+  if (typeof runId === "string") span = runsInFlight.get(runId);
+  if (!span && typeof messageId === "string") {
+    const intake = intakesByMessage.get(messageId);
+    if (intake) span = trace.getSpan(intake.context);
+  }
+  if (!span) return undefined;
+  const ids = span.spanContext();
+  return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : undefined;
 }
 
 function failSpan(span: Span, err: unknown): void {
@@ -196,20 +323,30 @@ export interface RunTraceStats {
 }
 
 /**
- * The spans of one execution of a run job (worker side). Created per job; {@link RunTracer.run} makes the
- * `run` span — a child of the gateway's context carried in the job — active around the whole execution, so
- * log lines and chat calls in it carry its ids. When tracing is off every method is a pass-through.
- * Methods never throw.
+ * The spans of one execution of a run job (worker side). Created per job; the `run` span is a child of the
+ * gateway's context carried in the job, and every span of the run gets its parent from this object (the open
+ * turn, the tool call whose `beforeToolCall` is waiting), not from an active context. {@link RunTracer.run}
+ * makes the run known to {@link traceLogFields} while it executes, so its log lines carry the run span's ids.
+ * When tracing is off every method is a pass-through. Methods never throw.
  */
 export class RunTracer {
   private readonly runSpan: Span;
   private readonly runContext: Context;
+  private readonly runId: string;
+  private readonly tracer: Tracer | undefined;
   private turn:
     | { span: Span; context: Context; counts: Record<string, number>; streams: Map<string, ChatStream> }
     | undefined;
   /** The model request in flight: its span until the loop's `message_end` of the answer. */
   private model: { span: Span; startedAt: number; waiting: boolean } | undefined;
   private readonly tools = new Map<string, { span: Span; context: Context }>();
+  /**
+   * The tool call whose `beforeToolCall` (its approval) is in flight: the loop prepares calls one after the
+   * other, so there is at most one. Its `approval.wait` and approval card calls go under it.
+   */
+  private hooked: { span: Span; context: Context } | undefined;
+  /** The `model.request` attributes of a model, built once per model object. */
+  private readonly modelAttributes = new WeakMap<object, SpanOptions>();
   /** False when no tracer provider is registered: nothing is wrapped or recorded. */
   readonly enabled: boolean;
 
@@ -218,14 +355,17 @@ export class RunTracer {
     job: RunJobData | undefined,
     private readonly prices: PriceTable = {},
   ) {
+    this.runId = job?.runId ?? "";
     if (!job || !tracingActive()) {
       this.runSpan = NO_SPAN;
       this.runContext = ROOT_CONTEXT;
+      this.tracer = undefined;
       this.enabled = false;
       return;
     }
-    const parent = job.trace ? propagation.extract(context.active(), job.trace) : context.active();
-    this.runSpan = tracer().startSpan(
+    this.tracer = tracer();
+    const parent = job.trace ? propagation.extract(ROOT_CONTEXT, job.trace) : ROOT_CONTEXT;
+    this.runSpan = this.tracer.startSpan(
       "run",
       {
         kind: SpanKind.CONSUMER,
@@ -237,15 +377,17 @@ export class RunTracer {
     this.enabled = this.runSpan.isRecording();
   }
 
-  /** Runs `execute` with the run span active, then ends the span (also when `execute` throws). */
+  /** Runs `execute` as the run (its log lines get the run span's ids), then ends the span (also when it throws). */
   async run<T>(execute: () => Promise<T>): Promise<T> {
     if (!this.enabled) return execute();
+    runsInFlight.set(this.runId, this.runSpan);
     try {
-      return await context.with(this.runContext, execute);
+      return await execute();
     } catch (err) {
       failSpan(this.runSpan, err);
       throw err;
     } finally {
+      if (runsInFlight.get(this.runId) === this.runSpan) runsInFlight.delete(this.runId);
       this.closeOpen();
       this.runSpan.end();
     }
@@ -270,16 +412,8 @@ export class RunTracer {
   onEvent(event: AgentEvent): void {
     if (!this.enabled) return;
     switch (event.type) {
-      case "turn_start": {
-        this.endTurn();
-        const span = tracer().startSpan("turn", {}, this.runContext);
-        this.turn = { span, context: trace.setSpan(this.runContext, span), counts: {}, streams: new Map() };
-        break;
-      }
-      case "turn_end":
-        this.endTurn();
-        break;
       case "message_update":
+        // Per streamed chunk: one comparison unless the first token of a request is still awaited.
         if (this.model?.waiting && event.assistantMessageEvent.type.endsWith("_delta")) {
           this.model.waiting = false;
           this.model.span.setAttribute(
@@ -288,18 +422,28 @@ export class RunTracer {
           );
         }
         break;
+      case "turn_start": {
+        this.endTurn();
+        const span = this.tracer!.startSpan("turn", INTERNAL, this.runContext);
+        this.turn = { span, context: trace.setSpan(this.runContext, span), counts: {}, streams: new Map() };
+        break;
+      }
+      case "turn_end":
+        this.endTurn();
+        break;
       case "message_end":
         if ((event.message as { role?: string }).role === "assistant") {
           this.settleModel(event.message as AssistantMessage);
         }
         break;
       case "tool_execution_start": {
-        const span = tracer().startSpan(
+        const parent = this.turnContext();
+        const span = this.tracer!.startSpan(
           `tool ${event.toolName}`,
           { attributes: { "gen_ai.tool.name": event.toolName, "gen_ai.tool.call.id": event.toolCallId } },
-          this.turnContext(),
+          parent,
         );
-        this.tools.set(event.toolCallId, { span, context: trace.setSpan(this.turnContext(), span) });
+        this.tools.set(event.toolCallId, { span, context: trace.setSpan(parent, span) });
         break;
       }
       case "tool_execution_end": {
@@ -324,18 +468,17 @@ export class RunTracer {
     if (!this.enabled) return streamFn;
     return (model, llmContext, options) => {
       this.model?.span.end(); // a request whose answer never reached the loop
-      const span = tracer().startSpan(
-        "model.request",
-        {
+      let attributes = this.modelAttributes.get(model);
+      if (!attributes) {
+        attributes = {
           kind: SpanKind.CLIENT,
           attributes: { "gen_ai.request.model": model.id, "gen_ai.system": model.provider },
-        },
-        this.turnContext(),
-      );
+        };
+        this.modelAttributes.set(model, attributes);
+      }
+      const span = this.tracer!.startSpan("model.request", attributes, this.turnContext());
       this.model = { span, startedAt: performance.now(), waiting: true };
-      return context.with(trace.setSpan(this.turnContext(), span), () =>
-        streamFn(model, llmContext, options),
-      );
+      return streamFn(model, llmContext, options);
     };
   }
 
@@ -362,47 +505,70 @@ export class RunTracer {
   }
 
   /**
-   * `beforeToolCall` run with the call's tool span active, so what it does (an approval card, the wait for
-   * the decision) nests under the call.
+   * `beforeToolCall` with the call's tool span as the parent of what it does while it runs (the approval
+   * card's chat calls, the `approval.wait`).
    */
   wrapBeforeToolCall(
     hook: NonNullable<AgentLoopConfig["beforeToolCall"]>,
   ): NonNullable<AgentLoopConfig["beforeToolCall"]> {
     if (!this.enabled) return hook;
-    return (call, signal) => {
+    return async (call, signal) => {
       const open = this.tools.get(call.toolCall.id);
-      return open ? context.with(open.context, () => hook(call, signal)) : hook(call, signal);
+      if (!open) return hook(call, signal);
+      this.hooked = open;
+      try {
+        return await hook(call, signal);
+      } finally {
+        if (this.hooked === open) this.hooked = undefined;
+      }
     };
   }
 
   /**
-   * `observer` plus an `approval.wait` span for each decided approval, under the active tool span: it spans
-   * the wait (card posted → decision or timeout) and names the verdict.
+   * `observer` plus an `approval.wait` span for each decided approval, under the tool call whose hook decided
+   * it: it spans the wait (card posted → decision or timeout) and names the verdict.
    */
   observe(observer: RunObserver): RunObserver {
     if (!this.enabled) return observer;
     const approval = (verdict: string, waitedMs: number): void => {
       observer.approval?.(verdict, waitedMs);
       const now = Date.now();
-      tracer()
-        .startSpan(
-          "approval.wait",
-          { startTime: now - waitedMs, attributes: { "threadline.approval.verdict": verdict } },
-          context.active(),
-        )
-        .end(now);
+      this.tracer!.startSpan(
+        "approval.wait",
+        { startTime: now - waitedMs, attributes: { "threadline.approval.verdict": verdict } },
+        (this.hooked ?? this.turn)?.context ?? this.runContext,
+      ).end(now);
     };
     return delegate(observer, { approval });
   }
 
-  /** `outbound` with a `chat.<method>` span around every call, under the innermost open span. */
+  /**
+   * `outbound` with a `chat.<method>` span around every call, under the open turn (the run, between turns); an
+   * approval card's under the tool call whose hook is waiting for it.
+   */
   outbound(outbound: ChatOutbound): ChatOutbound {
     if (!this.enabled) return outbound;
     const overrides: Partial<Record<(typeof CHAT_METHODS)[number], unknown>> = {};
     for (const name of CHAT_METHODS) {
       const original = outbound[name] as (...args: unknown[]) => Promise<unknown>;
-      overrides[name] = (...args: unknown[]) =>
-        this.chatCall(name, () => original.apply(outbound, args), args[1]);
+      const spanName = `chat.${name}`;
+      const counted = COUNTED_CHAT_METHODS[name];
+      const approval = APPROVAL_CHAT_METHODS.has(name);
+      overrides[name] = counted
+        ? (...args: unknown[]) =>
+            this.countedCall(
+              spanName,
+              counted,
+              () => original.apply(outbound, args),
+              name === "edit",
+              args[1],
+            )
+        : (...args: unknown[]) =>
+            this.chatCall(
+              spanName,
+              () => original.apply(outbound, args),
+              approval && this.hooked ? this.hooked.context : this.turnContext(),
+            );
     }
     return delegate(outbound, overrides);
   }
@@ -413,7 +579,7 @@ export class RunTracer {
     if (!streams || typeof messageId !== "string") return undefined;
     let stream = streams.get(messageId);
     if (!stream) {
-      const span = tracer().startSpan(
+      const span = this.tracer!.startSpan(
         "chat.stream",
         { kind: SpanKind.CLIENT, attributes: { "threadline.chat.message_id": messageId } },
         parent,
@@ -424,28 +590,35 @@ export class RunTracer {
     return stream;
   }
 
-  private async chatCall<T>(method: string, call: () => Promise<T>, messageId?: unknown): Promise<T> {
-    const counted = COUNTED_CHAT_METHODS[method];
-    if (counted) {
-      const parent = this.innermost();
-      const counts = this.turn?.counts;
-      if (counts) counts[counted] = (counts[counted] ?? 0) + 1;
-      const stream = method === "edit" ? this.chatStream(messageId, parent) : undefined;
-      try {
-        const result = await call();
-        if (stream) {
-          stream.edits++;
-          stream.lastEnd = Date.now();
-        }
-        return result;
-      } catch (err) {
-        const span = tracer().startSpan(`chat.${method}`, { kind: SpanKind.CLIENT }, parent);
-        failSpan(span, err);
-        span.end();
-        throw err;
+  /** A streaming edit or status refresh: counted on the turn (an edit on its message's `chat.stream`). */
+  private async countedCall<T>(
+    spanName: string,
+    counter: string,
+    call: () => Promise<T>,
+    edit: boolean,
+    messageId: unknown,
+  ): Promise<T> {
+    const parent = this.turnContext();
+    const counts = this.turn?.counts;
+    if (counts) counts[counter] = (counts[counter] ?? 0) + 1;
+    const stream = edit ? this.chatStream(messageId, parent) : undefined;
+    try {
+      const result = await call();
+      if (stream) {
+        stream.edits++;
+        stream.lastEnd = Date.now();
       }
+      return result;
+    } catch (err) {
+      const span = this.tracer!.startSpan(spanName, CLIENT, parent);
+      failSpan(span, err);
+      span.end();
+      throw err;
     }
-    const span = tracer().startSpan(`chat.${method}`, { kind: SpanKind.CLIENT }, this.innermost());
+  }
+
+  private async chatCall<T>(spanName: string, call: () => Promise<T>, parent: Context): Promise<T> {
+    const span = this.tracer!.startSpan(spanName, CLIENT, parent);
     try {
       return await call();
     } catch (err) {
@@ -454,19 +627,6 @@ export class RunTracer {
     } finally {
       span.end();
     }
-  }
-
-  /** The active span's context when it is below the run span (a tool call's hook), else the open turn's. */
-  private innermost(): Context {
-    const active = trace.getActiveSpan();
-    if (
-      active &&
-      active !== this.runSpan &&
-      active.spanContext().traceId === this.runSpan.spanContext().traceId
-    ) {
-      return context.active();
-    }
-    return this.turnContext();
   }
 
   private turnContext(): Context {
@@ -489,6 +649,7 @@ export class RunTracer {
     this.model = undefined;
     for (const open of this.tools.values()) open.span.end();
     this.tools.clear();
+    this.hooked = undefined;
     this.endTurn();
   }
 }

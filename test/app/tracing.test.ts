@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
+import { context, createContextKey, ROOT_CONTEXT } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/app/logger.js";
 import { startTracing, type Tracing } from "../../src/app/tracing.js";
@@ -42,6 +43,12 @@ function childrenOf(spans: ReceivedSpan[], parent: ReceivedSpan): ReceivedSpan[]
 }
 
 describe("traces", () => {
+  it("starts the SDK without a context manager (no AsyncLocalStorage promise hooks): parents are passed explicitly", () => {
+    expect(tracing).toBeDefined();
+    const marked = ROOT_CONTEXT.setValue(createContextKey("threadline.test"), 1);
+    expect(context.with(marked, () => context.active())).toBe(ROOT_CONTEXT);
+  });
+
   it("exports one run as gateway enqueue → run → turns → model request / tool call → approval wait, chat posts inside; log lines carry the ids", async () => {
     expect(tracing).toBeDefined();
     const lines: Record<string, unknown>[] = [];
