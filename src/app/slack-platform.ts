@@ -39,7 +39,7 @@ export function slackPlatform({
     // Keep-alive node:http: less CPU per Web API call than the global fetch (many calls per run).
     fetch: createNodeHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
     recipients: redisRecipientStore(redis, slackKeys(env.THREADLINE_PREFIX)),
-    seenMessages: redisSeenMessages(redis, env.THREADLINE_PREFIX),
+    seenMessages: redisSeenMessages(redis, slackKeys(env.THREADLINE_PREFIX)),
     historyTier: env.SLACK_HISTORY_TIER,
     streaming: env.SLACK_STREAMING,
     feedback: env.SLACK_FEEDBACK,

@@ -3,7 +3,7 @@
  * multi-key scripts run on Redis Cluster too.
  */
 
-import type { ThreadRef } from "../chat/index.js";
+import { threadId as encodeThreadId, type ThreadRef } from "../chat/index.js";
 
 /** Keys of one thread. */
 export interface ThreadKeys {
@@ -134,11 +134,26 @@ export interface SlackKeys {
   title: (thread: ThreadRef) => string;
   /** Key prefix of one Web API method's budget counters (the limiter appends `<team>[:<channel>]`). */
   rateLimit: (method: string) => string;
+  /** The keys of the messages the gateway saw in a thread (the thread's hash tag: one MULTI on Redis Cluster). */
+  seen: (thread: ThreadRef) => SlackSeenKeys;
+  /** String: the thread ts of one seen message, by team, channel and message ts. */
+  seenMessage: (team: string, channel: string, ts: string) => string;
+}
+
+/** The seen-message keys of one Slack thread (`<prefix>:{<thread id>}:slack-seen…`). */
+export interface SlackSeenKeys {
+  /** List of JSON entries (messages, edits, deletions) the gateway received, oldest first. */
+  list: string;
+  /** List of JSON entries `conversations.replies` returned (kept apart from `list`). */
+  fetched: string;
+  /** Hash: `seen`, `root`, `self`, `fetched`, `cursor`. */
+  meta: string;
 }
 
 /**
- * The Slack adapter's keys under `prefix`: `<prefix>:slack-recipient|slack-title:<team>:<channel>:<thread>` and
- * `<prefix>:slack-rl:<method>…`.
+ * The Slack adapter's keys under `prefix`: `<prefix>:slack-recipient|slack-title:<team>:<channel>:<thread>`,
+ * `<prefix>:slack-rl:<method>…`, `<prefix>:{<thread id>}:slack-seen|slack-seen-fetched|slack-seen-meta`
+ * and `<prefix>:slack-seen-msg:<team>:<channel>:<ts>`.
  */
 export function slackKeys(prefix: string): SlackKeys {
   const key = (kind: string, thread: ThreadRef) =>
@@ -147,6 +162,15 @@ export function slackKeys(prefix: string): SlackKeys {
     recipient: (thread) => key("slack-recipient", thread),
     title: (thread) => key("slack-title", thread),
     rateLimit: (method) => `${prefix}:slack-rl:${method}`,
+    seen: (thread) => {
+      const base = `${prefix}:{${encodeThreadId(thread)}}`;
+      return {
+        list: `${base}:slack-seen`,
+        fetched: `${base}:slack-seen-fetched`,
+        meta: `${base}:slack-seen-meta`,
+      };
+    },
+    seenMessage: (team, channel, ts) => `${prefix}:slack-seen-msg:${team}:${channel}:${ts}`,
   };
 }
 

@@ -101,28 +101,29 @@ export function compareTs(a: string, b: string): number {
 }
 
 /**
- * A {@link SeenMessages} in Redis: per thread a list `<prefix>:{<thread id>}:slack-seen` of JSON entries
- * (RPUSH + LTRIM to `maxEntries`: O(1) per event), a list `…:slack-seen-fetched` of what
- * `conversations.replies` returned (kept apart, so a long fetched page never pushes out what was seen),
- * and a hash `…:slack-seen-meta` (`root`, `self`, `fetched`, `cursor`), all with the thread's hash tag
- * (one MULTI on Redis Cluster) and a TTL renewed on every write.
+ * Where a {@link redisSeenMessages} store keeps its data (the app passes `slackKeys` of `src/runs`). The
+ * three keys of one thread must share a hash tag (one MULTI on Redis Cluster).
+ */
+export interface SeenMessagesKeys {
+  /** A thread's lists of seen and fetched entries and its meta hash. */
+  seen: (thread: ThreadRef) => { list: string; fetched: string; meta: string };
+  /** String: the thread ts of one seen message. */
+  seenMessage: (team: string, channel: string, ts: string) => string;
+}
+
+/**
+ * A {@link SeenMessages} in Redis under the keys `keys` builds: per thread a list `list` of JSON entries
+ * (RPUSH + LTRIM to `maxEntries`: O(1) per event), a list `fetched` of what `conversations.replies`
+ * returned (kept apart, so a long fetched page never pushes out what was seen), and a hash `meta`
+ * (`root`, `self`, `fetched`, `cursor`), each with a TTL renewed on every write; per message the thread
+ * it is in (`seenMessage`).
  */
 export function redisSeenMessages(
   redis: Redis | Cluster,
-  prefix: string,
+  keys: SeenMessagesKeys,
   limits: Partial<SeenMessagesLimits> = {},
 ): SeenMessages {
   const bounds = { ...DEFAULT_SEEN_LIMITS, ...limits };
-  const keys = (thread: ThreadRef) => {
-    const base = `${prefix}:{${threadId(thread)}}`;
-    return {
-      list: `${base}:slack-seen`,
-      fetched: `${base}:slack-seen-fetched`,
-      meta: `${base}:slack-seen-meta`,
-    };
-  };
-  const messageKey = (team: string, channel: string, ts: string) =>
-    `${prefix}:slack-seen-msg:${team}:${channel}:${ts}`;
   const push = async (
     thread: ThreadRef,
     into: "list" | "fetched",
@@ -130,7 +131,7 @@ export function redisSeenMessages(
     meta: Record<string, string>,
     drop: string[],
   ) => {
-    const { meta: metaKey, ...lists } = keys(thread);
+    const { meta: metaKey, ...lists } = keys.seen(thread);
     const list = lists[into];
     const tx = redis.multi();
     if (entries.length > 0) {
@@ -153,7 +154,12 @@ export function redisSeenMessages(
       if (op === "message" && message.ts !== undefined) {
         // Which thread a reacted-to message is in, for every gateway instance (a single-key write).
         void redis
-          .set(messageKey(thread.workspace, thread.channel, message.ts), thread.thread, "PX", bounds.ttlMs)
+          .set(
+            keys.seenMessage(thread.workspace, thread.channel, message.ts),
+            thread.thread,
+            "PX",
+            bounds.ttlMs,
+          )
           .catch(() => undefined);
       }
       await push(thread, "list", [{ op: OPS[op], m: trimmed(message, bounds.maxTextChars) }], meta, []);
@@ -164,7 +170,7 @@ export function redisSeenMessages(
       await push(thread, "fetched", entries, meta, cursor === undefined ? ["cursor"] : []);
     },
     async read(thread) {
-      const { list, fetched, meta } = keys(thread);
+      const { list, fetched, meta } = keys.seen(thread);
       const [older, raw, fields] = await Promise.all([
         redis.lrange(fetched, 0, -1),
         redis.lrange(list, 0, -1),
@@ -187,7 +193,7 @@ export function redisSeenMessages(
       return seen;
     },
     async threadOf(team, channel, ts) {
-      return (await redis.get(messageKey(team, channel, ts))) ?? undefined;
+      return (await redis.get(keys.seenMessage(team, channel, ts))) ?? undefined;
     },
   };
 }

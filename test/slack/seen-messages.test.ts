@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ThreadRef } from "../../src/chat/index.js";
+import { slackKeys } from "../../src/runs/index.js";
 import { redisSeenMessages } from "../../src/slack/seen-messages.js";
 import { connect, deletePrefix, keysMatching, requireRedis, uniquePrefix } from "../support/redis.js";
 
@@ -19,7 +20,7 @@ const thread = (ts: string): ThreadRef => ({ platform: "slack", workspace: "T1",
 
 describe("the Redis store of the messages the gateway saw", () => {
   it("keeps a thread's messages with edits and deletions applied, in ts order, and knows it saw the root", async () => {
-    const seen = redisSeenMessages(redis, prefix);
+    const seen = redisSeenMessages(redis, slackKeys(prefix));
     const t = thread("100.000100");
     await seen.record(t, "message", { ts: "100.000100", user: "U1", text: "root" }, { self: false });
     await seen.record(t, "message", { ts: "100.000300", user: "U2", text: "second" }, { self: false });
@@ -35,7 +36,11 @@ describe("the Redis store of the messages the gateway saw", () => {
   });
 
   it("is bounded per thread, expires, and shares the thread's hash tag", async () => {
-    const seen = redisSeenMessages(redis, prefix, { maxEntries: 5, ttlMs: 60_000, maxTextChars: 10 });
+    const seen = redisSeenMessages(redis, slackKeys(prefix), {
+      maxEntries: 5,
+      ttlMs: 60_000,
+      maxTextChars: 10,
+    });
     const t = thread("200.000100");
     for (let i = 1; i <= 12; i++) {
       await seen.record(
@@ -74,7 +79,7 @@ describe("the Redis store of the messages the gateway saw", () => {
   });
 
   it("keeps fetched pages apart (they never push out what was seen) and goes on from a cursor", async () => {
-    const seen = redisSeenMessages(redis, prefix, { maxEntries: 3 });
+    const seen = redisSeenMessages(redis, slackKeys(prefix), { maxEntries: 3 });
     const t = thread("300.000100");
     await seen.record(t, "message", { ts: "300.000900", user: "U9", text: "seen live" }, { self: true });
     await seen.addFetched(
