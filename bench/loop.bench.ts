@@ -260,43 +260,52 @@ async function loadOurs(compiledDir: string | undefined): Promise<AgentFactory> 
   }
   const { z: zod } = await import("zod");
   const parameters = zod.object({ path: zod.string(), limit: zod.number().optional() });
-  const tool: AgentTool<typeof parameters> = {
-    name: "read_file",
-    label: "Read file",
-    description: "Reads a file.",
-    parameters,
-    execute: async (_id, params) => ({ content: toolResultContent(params.path), details: {} }),
-  };
-  return (scenario, seed) => {
-    let requests = 0;
-    const streamFn: StreamFn = () => {
-      const stream = createAssistantMessageEventStream();
-      emitResponse((event) => stream.push(event), requests++, scenario);
-      return stream;
-    };
+  const tool: AgentTool<typeof parameters> = readFileTool(parameters);
+  return agentFactory(createAssistantMessageEventStream, (streamFn: StreamFn, seed) => {
     return new Agent({ initialState: { model: MODEL, tools: [tool], messages: seed }, streamFn });
-  };
+  });
 }
 
 async function loadPi(): Promise<AgentFactory> {
   const { Agent } = await import("@mariozechner/pi-agent-core");
   const { createAssistantMessageEventStream, Type } = await import("@mariozechner/pi-ai");
   const parameters = Type.Object({ path: Type.String(), limit: Type.Optional(Type.Number()) });
-  const tool: PiAgentTool<typeof parameters> = {
+  const tool: PiAgentTool<typeof parameters> = readFileTool(parameters);
+  return agentFactory(createAssistantMessageEventStream, (streamFn: PiStreamFn, seed) => {
+    return new Agent({ initialState: { model: MODEL, tools: [tool], messages: seed }, streamFn });
+  });
+}
+
+/** The one trivial tool, alike for both libraries but for its schema (zod for ours, TypeBox for pi). */
+function readFileTool<Parameters>(parameters: Parameters) {
+  return {
     name: "read_file",
     label: "Read file",
     description: "Reads a file.",
     parameters,
-    execute: async (_id, params) => ({ content: toolResultContent(params.path), details: {} }),
+    execute: async (_id: string, params: { path: string }) => ({
+      content: toolResultContent(params.path),
+      details: {},
+    }),
   };
+}
+
+/**
+ * An {@link AgentFactory} from a library's own event stream and `Agent`: each Agent's stream function
+ * answers request `n` of the scenario with {@link emitResponse}, pushed synchronously into a new stream.
+ */
+function agentFactory<Stream extends { push(event: AssistantMessageEvent): void }, Fn>(
+  newStream: () => Stream,
+  newAgent: (streamFn: Fn, seed: Message[]) => Driven,
+): AgentFactory {
   return (scenario, seed) => {
     let requests = 0;
-    const streamFn: PiStreamFn = () => {
-      const stream = createAssistantMessageEventStream();
+    const streamFn = () => {
+      const stream = newStream();
       emitResponse((event) => stream.push(event), requests++, scenario);
       return stream;
     };
-    return new Agent({ initialState: { model: MODEL, tools: [tool], messages: seed }, streamFn });
+    return newAgent(streamFn as Fn, seed);
   };
 }
 

@@ -71,8 +71,15 @@ const fakeBudgets: Record<string, FakeRateLimit> = Object.fromEntries(
   ]),
 );
 
-/** A fake Slack with Slack's budgets, a fake model, and gateway + worker processes on a fresh prefix. */
-async function stack(handler: FakeOpenAIServer["handler"]) {
+/**
+ * A fake Slack with Slack's budgets, a fake model, and a gateway and `workers` worker processes (with
+ * `extraEnv`) on a fresh prefix.
+ */
+async function stack(
+  handler: FakeOpenAIServer["handler"],
+  workers = 1,
+  extraEnv: Record<string, string> = {},
+) {
   const slack = await FakeSlackServer.start({ rateLimits: fakeBudgets });
   slack.addUser("U0ALICE", "Alice");
   const openai = await FakeOpenAIServer.start();
@@ -90,13 +97,15 @@ async function stack(handler: FakeOpenAIServer["handler"]) {
     OPENAI_API_KEY: "sk-test",
     OPENAI_MODEL: "fake-model",
     LOG_LEVEL: "info",
+    ...extraEnv,
   };
   const processes = await CliProcess.startAll([
-    CliProcess.start("worker", env, "worker started"),
+    ...Array.from({ length: workers }, () => CliProcess.start("worker", env, "worker started")),
     CliProcess.start("gateway", env, "gateway receiving events"),
   ]);
   return {
     slack,
+    prefix,
     async close() {
       await Promise.all(processes.map((proc) => proc.stop()));
       await slack.close();
@@ -211,42 +220,23 @@ async function rotationPhase(): Promise<RotationResult> {
 }
 
 async function phase(threads: number, rounds: number): Promise<PhaseResult> {
-  const slack = await FakeSlackServer.start({ rateLimits: fakeBudgets });
-  slack.addUser("U0ALICE", "Alice");
-  const openai = await FakeOpenAIServer.start();
-  openai.handler = async (request) => {
-    if (request.path !== "/chat/completions") return undefined;
-    const arrived = performance.now();
-    const question = /question \d+/.exec(JSON.stringify(request.body))?.[0] ?? "";
-    modelArrived.set(question, arrived);
-    await new Promise((resolve) => setTimeout(resolve, MODEL_TTFT_MS));
-    modelTtft.set(question, performance.now() - arrived);
-    return textReply("Hello! Here is a short answer from the model.", { pieceSize: 12 });
-  };
-  const prefix = uniquePrefix("bench-slack");
-  const env = {
-    SLACK_BOT_TOKEN: slack.config.botToken,
-    SLACK_APP_TOKEN: slack.config.appToken,
-    SLACK_SIGNING_SECRET: "",
-    SLACK_API_URL: slack.apiUrl,
-    DISCORD_TOKEN: "",
-    REDIS_URL,
-    THREADLINE_PREFIX: prefix,
-    OPENAI_BASE_URL: openai.baseURL,
-    OPENAI_API_KEY: "sk-test",
-    OPENAI_MODEL: "fake-model",
-    LOG_LEVEL: "info",
-    ...(profileDir
-      ? {
-          NODE_OPTIONS: wholeProcessProfileOptions(),
-          CPU_PROFILE_DIR: profileDir,
-        }
-      : {}),
-  };
-  const processes = await CliProcess.startAll([
-    ...Array.from({ length: workerCount }, () => CliProcess.start("worker", env, "worker started")),
-    CliProcess.start("gateway", env, "gateway receiving events"),
-  ]);
+  const env = await stack(
+    async (request) => {
+      if (request.path !== "/chat/completions") return undefined;
+      const arrived = performance.now();
+      const question = /question \d+/.exec(JSON.stringify(request.body))?.[0] ?? "";
+      modelArrived.set(question, arrived);
+      await new Promise((resolve) => setTimeout(resolve, MODEL_TTFT_MS));
+      modelTtft.set(question, performance.now() - arrived);
+      return textReply("Hello! Here is a short answer from the model.", { pieceSize: 12 });
+    },
+    workerCount,
+    {
+      ...(process.env.ACK_TRACE_FILE ? { ACK_TRACE_FILE: `${process.env.ACK_TRACE_FILE}.${threads}` } : {}),
+      ...(profileDir ? { NODE_OPTIONS: wholeProcessProfileOptions(), CPU_PROFILE_DIR: profileDir } : {}),
+    },
+  );
+  const { slack, prefix } = env;
   const samples: Sample[] = [];
   try {
     // Warm-up: caches (user names, auth), JIT, connections.
@@ -262,12 +252,7 @@ async function phase(threads: number, rounds: number): Promise<PhaseResult> {
       120_000,
     );
   } finally {
-    await Promise.all(processes.map((proc) => proc.stop()));
-    await slack.close();
-    await openai.close();
-    const redis = connect();
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
+    await env.close();
   }
   return { threads, samples, rateLimited: slack.rateLimited };
 }
@@ -318,6 +303,19 @@ async function measure(slack: FakeSlackServer, channel: string, threads: number)
     },
     60_000,
   );
+  if (process.env.ACK_TRACE_FILE && threads > 1) {
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(
+      `${process.env.ACK_TRACE_FILE}.bench.${threads}`,
+      JSON.stringify(
+        mentions.map(({ at, message }) => ({
+          ts: message.ts,
+          at: performance.timeOrigin + at,
+          ack: performance.timeOrigin + (firstAck.get(message.ts) ?? NaN),
+        })),
+      ),
+    );
+  }
   return mentions.map(({ at, message, question }) => {
     const timeline = verbose
       ? slack.store.calls
