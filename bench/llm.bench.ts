@@ -14,17 +14,12 @@
  *   npm run bench:llm
  *   npm run bench:llm -- --rounds 3        quicker, noisier
  */
-import http from "node:http";
+
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
+import { Agent } from "undici";
 import type { AssistantMessageEvent, LlmContext, ToolCall } from "../src/agent/index.js";
-import {
-  createHttpFetch,
-  createNodeHttpFetch,
-  createOpenAIStreamFn,
-  type OpenAIFetch,
-  openAIModel,
-} from "../src/llm/index.js";
+import { createHttpFetch, createOpenAIStreamFn, type OpenAIFetch, openAIModel } from "../src/llm/index.js";
 import { chunks, type FakeChunk, FakeOpenAIServer, type FakeReply } from "../test/fakes/openai-server.js";
 import { Child, sendToParent } from "./support/child.js";
 import { midpointMedian as median } from "./support/stats.js";
@@ -247,7 +242,8 @@ async function main(): Promise<void> {
   const globalFetch: OpenAIFetch = globalThis.fetch;
   // The stream function's default fetch: undici over a keep-alive Agent.
   const nodeFetch = createHttpFetch();
-  const nodeFetchNoKeepAlive = createNodeHttpFetch({ httpAgent: new http.Agent({ keepAlive: false }) });
+  // undici's `pipelining: 0` closes the connection after every response.
+  const nodeFetchNoKeepAlive = createHttpFetch({ dispatcher: new Agent({ pipelining: 0 }) });
 
   const BARE_GLOBAL = "bare SDK loop, global fetch";
   const BARE_NODE = "bare SDK loop, undici Agent fetch";
@@ -310,7 +306,7 @@ async function main(): Promise<void> {
           vs: `${BARE_GLOBAL} (undici keep-alive)`,
         },
         {
-          name: "stream fn, node:http fetch without keep-alive",
+          name: "stream fn, undici Agent fetch without keep-alive",
           run: adapter(baseURL, { fetch: nodeFetchNoKeepAlive }),
         },
         { ...bareNode, name: `${BARE_NODE} (keep-alive)` },

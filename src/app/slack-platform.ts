@@ -1,6 +1,6 @@
 import { type ChatPlatform, threadId, watchedReactions } from "../chat/index.js";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../config/index.js";
-import { createNodeHttpFetch } from "../llm/index.js";
+import { createHttpFetch } from "../llm/index.js";
 import { slackKeys, ThreadStore } from "../runs/index.js";
 import {
   createRedisRateLimiter,
@@ -36,8 +36,8 @@ export function slackPlatform({
       keyPrefix: slackKeys(env.THREADLINE_PREFIX).rateLimit,
       budgets: historyBudgets(env.SLACK_HISTORY_TIER),
     }),
-    // Keep-alive node:http: less CPU per Web API call than the global fetch (many calls per run).
-    fetch: createNodeHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
+    // The model client's keep-alive undici fetch: less CPU per Web API call than the global fetch.
+    fetch: createHttpFetch() as unknown as NonNullable<SlackPlatformOptions["fetch"]>,
     recipients: redisRecipientStore(redis, slackKeys(env.THREADLINE_PREFIX)),
     seenMessages: redisSeenMessages(redis, slackKeys(env.THREADLINE_PREFIX)),
     historyTier: env.SLACK_HISTORY_TIER,

@@ -34,7 +34,6 @@ export {
 } from "./convert-to-llm.js";
 export { failedStreamFn } from "./failed-stream.js";
 export { createHttpFetch, type HttpFetch, type HttpFetchOptions } from "./http-fetch.js";
-export { createNodeHttpFetch, type NodeHttpFetch, type NodeHttpFetchOptions } from "./node-http-fetch.js";
 export {
   createOpenAIStreamFn,
   DEFAULT_IDLE_TIMEOUT_MS,
