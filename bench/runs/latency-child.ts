@@ -17,8 +17,10 @@ import { sendToParent } from "../support/child.js";
 import type { ChildArgs, LatencyResult } from "./protocol.js";
 import {
   alice,
+  approvalCards,
   benchConfig,
   chatMessage,
+  deployTool,
   INSTANT_MODEL,
   instantResponse,
   now,
@@ -50,7 +52,7 @@ export async function latencyChild(args: ChildArgs): Promise<void> {
   const slowRelease = new Signals<void>();
   const deployStarted = new Signals();
   const drains = new Signals<{ start: number; end: number }>(); // by drained message id
-  const cards = new Signals<string>(); // thread id → approval id
+  const cards = approvalCards(chat); // by thread id
   const bareStarted = new Signals();
   const bareDone = new Signals();
 
@@ -77,16 +79,7 @@ export async function latencyChild(args: ChildArgs): Promise<void> {
         return okResult;
       },
     },
-    {
-      name: "deploy",
-      description: "Needs an approval.",
-      parameters: toolParameters,
-      approval: "ask",
-      execute: async () => {
-        deployStarted.fire(ctx.threadId, now());
-        return okResult;
-      },
-    },
+    deployTool(() => deployStarted.fire(ctx.threadId, now())),
   ];
 
   const handle = await startRunWorker({
@@ -125,9 +118,6 @@ export async function latencyChild(args: ChildArgs): Promise<void> {
       return reply;
     });
   };
-  chat.subscribe((op) => {
-    if (op.op === "postApproval" && op.card) cards.fire(op.thread, op.card.approvalId);
-  });
   const intake = new Intake(gatewayRedis, createRunQueue(gatewayBull, args.prefix), config);
 
   const bareQueue = new Queue<{ key: string }>("bare", {

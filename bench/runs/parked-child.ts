@@ -1,23 +1,23 @@
 /** Child `parked`: runs parked on approval waits. */
 import { parseThreadId } from "../../src/chat/index.js";
 import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
-import { createRunQueue, Intake, type RunTool, startRunWorker } from "../../src/runs/index.js";
+import { createRunQueue, Intake, startRunWorker } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
 import { connect, requireRedis } from "../../test/support/redis.js";
 import { sendToParent } from "../support/child.js";
 import { type ChildArgs, type ParkedResult, resourceCounts } from "./protocol.js";
 import {
   alice,
+  approvalCards,
   benchConfig,
   chatMessage,
+  deployTool,
   gc,
   now,
-  okResult,
   parkedRunId,
   Signals,
   sleep,
   threadRef,
-  toolParameters,
   WAIT_MS,
   withTimeout,
 } from "./settings.js";
@@ -28,18 +28,8 @@ export async function parkedChild(args: ChildArgs): Promise<void> {
   const bull = connect({ blocking: true });
   await requireRedis(redis);
   const chat = new MemoryOutbound({ recordOps: false });
-  const cards = new Signals<string>(); // thread name → approval id
+  const cards = approvalCards(chat, (thread) => parseThreadId(thread).thread); // by thread name
   const completions = new Signals();
-  chat.subscribe((op) => {
-    if (op.op === "postApproval" && op.card) cards.fire(parseThreadId(op.thread).thread, op.card.approvalId);
-  });
-  const deploy: RunTool = {
-    name: "deploy",
-    description: "Needs an approval.",
-    parameters: toolParameters,
-    approval: "ask",
-    execute: async () => okResult,
-  };
   const handle = await startRunWorker({
     redis,
     bullConnection: bull,
@@ -50,7 +40,7 @@ export async function parkedChild(args: ChildArgs): Promise<void> {
       streamFn: createOpenAIStreamFn({ apiKey: "sk-bench", maxRetries: 0 }),
       convertToLlm: createConvertToLlm(),
       systemPrompt: "You are a benchmark.",
-      tools: [deploy],
+      tools: [deployTool()],
     },
     concurrency: args.n + args.warm,
   });

@@ -2,15 +2,15 @@
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import {
-  type AssistantMessage,
   type AssistantMessageEventStream,
   createAssistantMessageEventStream,
   type Model,
   type ToolCall,
 } from "../../src/agent/index.js";
 import type { ChatUser, IncomingMessage, ThreadRef } from "../../src/chat/index.js";
-import { DEFAULT_LOOP_GUARD, type RunsConfig, runsConfig } from "../../src/runs/index.js";
-import { zeroUsage } from "../../test/fakes/scripted-model.js";
+import { DEFAULT_LOOP_GUARD, type RunsConfig, type RunTool, runsConfig } from "../../src/runs/index.js";
+import type { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
+import { emptyAssistantMessage } from "../../test/fakes/scripted-model.js";
 import { percentile } from "../support/stats.js";
 
 /** Model requests per streaming run (the last one answers without a tool call). */
@@ -113,6 +113,32 @@ export function chatMessage(
 export const okResult = { content: [{ type: "text" as const, text: "done" }], details: {} };
 export const toolParameters = z.object({ value: z.string().optional() });
 
+/** A `deploy` tool that needs an approval (`approval: "ask"`); `onRun` is told when it runs. */
+export function deployTool(onRun: () => void = () => {}): RunTool {
+  return {
+    name: "deploy",
+    description: "Needs an approval.",
+    parameters: toolParameters,
+    approval: "ask",
+    execute: async () => {
+      onRun();
+      return okResult;
+    },
+  };
+}
+
+/** The approval ids of the cards `chat` posts, by `key(the card's thread id)`. */
+export function approvalCards(
+  chat: MemoryOutbound,
+  key: (threadId: string) => string = (threadId) => threadId,
+): Signals<string> {
+  const cards = new Signals<string>();
+  chat.subscribe((op) => {
+    if (op.op === "postApproval" && op.card) cards.fire(key(op.thread), op.card.approvalId);
+  });
+  return cards;
+}
+
 export function streamRunId(n: number, index: number): string {
   return `n${n}-${index}`;
 }
@@ -128,16 +154,7 @@ export function instantResponse(
   reply: { text: string } | { tool: string },
 ): AssistantMessageEventStream {
   const stream = createAssistantMessageEventStream();
-  const message: AssistantMessage = {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: zeroUsage(),
-    stopReason: "stop",
-    timestamp: Date.now(),
-  };
+  const message = emptyAssistantMessage(model);
   stream.push({ type: "start", partial: message });
   if ("text" in reply) {
     message.content.push({ type: "text", text: reply.text });

@@ -59,6 +59,20 @@ export function zeroUsage(): Usage {
   };
 }
 
+/** A new assistant message of `model` with no content yet (the `partial` a provider stream starts with). */
+export function emptyAssistantMessage(model: Model): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: zeroUsage(),
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+}
+
 /**
  * An in-process model that follows the provider event protocol (spec §11). Each request takes the next
  * scripted response (a function receives the request first); requests are recorded in `requests`.
@@ -103,16 +117,7 @@ async function play(
   response: ScriptedResponse,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const partial: AssistantMessage = {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: zeroUsage(),
-    stopReason: "stop",
-    timestamp: Date.now(),
-  };
+  const partial = emptyAssistantMessage(model);
   const aborted = (): void => {
     partial.stopReason = "aborted";
     partial.errorMessage = "Request was aborted";
