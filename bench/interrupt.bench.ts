@@ -17,7 +17,7 @@ import {
 } from "../src/agent/index.js";
 import { DEFAULT_REACTIONS } from "../src/chat/index.js";
 import { createGateway } from "../src/runs/index.js";
-import { zeroUsage } from "../test/fakes/scripted-model.js";
+import { emptyAssistantMessage } from "../test/fakes/scripted-model.js";
 import { RunsHarness } from "../test/runs/harness.js";
 import { loadAverages, percentile, verdict } from "./support/stats.js";
 
@@ -40,14 +40,8 @@ const streamFn: StreamFn = (model, context, options) => {
   const mark = marks.get(key) ?? {};
   marks.set(key, mark);
   const partial: AssistantMessage = {
-    role: "assistant",
+    ...emptyAssistantMessage(model),
     content: [{ type: "text", text: "" }],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: zeroUsage(),
-    stopReason: "stop",
-    timestamp: Date.now(),
   };
   const first = mark.aborted === undefined && context.messages.length === 1;
   stream.push({ type: "start", partial });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalCard } from "../../src/chat/index.js";
 import type { PlaygroundMessage, PlaygroundThread } from "../../src/playground/index.js";
-import { chunks, type FakeReply, textReply, toolCallReply } from "../fakes/openai-server.js";
+import { type FakeReply, textReply, toolCallReply } from "../fakes/openai-server.js";
+import { CUT_TEXT, hangingAnswer } from "../support/interrupt-scenarios.js";
 import { toolResults, userTexts } from "../support/model-requests.js";
 import { PlaygroundE2E } from "../support/playground-e2e.js";
 import { EventStream } from "./helpers.js";
@@ -75,18 +76,7 @@ describe("playground: ⚡, the waiting notice, the reminder, two cards of one ba
   const decide = (threadId: string, card: ApprovalCard, decision: "approve" | "deny") =>
     post(`/api/threads/${threadId}/approvals/${card.approvalId}`, { user: ada, decision });
 
-  const CUT_TEXT = "Here is a long answer that";
   const CUT_LINE = `${CUT_TEXT}\n\n[This answer was cut off here by a new message from Ada.]`;
-  const hangingAnswer = (): FakeReply => ({
-    kind: "stream",
-    chunks: [
-      chunks.role(),
-      chunks.text("Here is a long "),
-      chunks.text("answer that"),
-      chunks.finish("stop"),
-    ],
-    hangAfter: 3,
-  });
   const assistantText = (tag: string, index: number) => {
     const body = requests(tag)[index]?.body as
       | { messages?: { role: string; content: unknown }[] }

@@ -63,12 +63,13 @@ export interface InterruptPlatform<Thread, Message> {
   expectReminder(thread: Thread, reminder: Message): void;
 }
 
-const CUT_TEXT = "Here is a long answer that";
+/** What {@link hangingAnswer} writes before it hangs. */
+export const CUT_TEXT = "Here is a long answer that";
 const CUT_LINE = `${CUT_TEXT}\n\n[This answer was cut off here by a new message from Alice.]`;
 const WAITING = "Still waiting for Approve/Deny on `deploy`; your message will be read after it.";
 
 /** A streamed answer that writes {@link CUT_TEXT} and then keeps the connection open until the client leaves. */
-function hangingAnswer(): FakeReply {
+export function hangingAnswer(): FakeReply {
   return {
     kind: "stream",
     chunks: [
