@@ -74,7 +74,8 @@ export class GatewayChat {
 /**
  * Shows the outcome of storing `message` (after its 👀, if any, was added): ⚠️ and a notice when it could
  * not be stored, the queued mark (and a notice while approval cards wait), ⚠️ and the reason when refused,
- * 🛑 for a stop word that stops the run, the reason for one that cannot. Started, duplicate and ignored
+ * 🛑 for a stop word that stops the run, the reason for one that cannot, and for a setting command the
+ * confirmation or the reason it was not applied (its 👀 taken back). Started, duplicate and ignored
  * messages show nothing more. Never rejects.
  */
 export async function showSubmitted(
@@ -111,6 +112,13 @@ export async function showSubmitted(
     case "stopRefused":
     case "stopIdle":
       await chat.notify(thread, author.id, result.reason, fields);
+      break;
+    case "setting":
+    case "settingRefused":
+      // A command starts no run: the 👀 of a mention goes again.
+      if (message.mentionsBot)
+        await chat.safely("react", fields, () => outbound.unreact(thread, id, marks.seen));
+      await chat.notify(thread, author.id, result.kind === "setting" ? result.notice : result.reason, fields);
       break;
     default:
       break;

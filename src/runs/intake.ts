@@ -13,6 +13,7 @@ import { eventsChannel, pendingStartMember, pendingStartsKey } from "./keys.js";
 import { addRunJob, type RunQueue } from "./queue.js";
 import type { RedisClient } from "./redis-client.js";
 import { ThreadScripts } from "./thread-scripts.js";
+import { parseSettingCommand, settingField, type ThreadSettingName } from "./thread-settings.js";
 import { parseUser, ThreadStore } from "./thread-store.js";
 import { toUserMessage } from "./user-message.js";
 
@@ -30,6 +31,10 @@ export type SubmitResult =
   | { kind: "stopRefused"; runId: string; reason: string }
   /** A stop word in an idle thread: nothing starts; tell the author privately. */
   | { kind: "stopIdle"; reason: string }
+  /** A setting command (`!set`, thread-settings.ts) was stored; tell the author `notice` privately. */
+  | { kind: "setting"; name: ThreadSettingName; value: string; notice: string }
+  /** A setting command that could not be applied: nothing changed; tell the author `reason` privately. */
+  | { kind: "settingRefused"; reason: string }
   | { kind: "duplicate" }
   | { kind: "ignored" };
 
@@ -105,8 +110,8 @@ export class Intake {
 
   /**
    * Handles one user message in an engaged thread or mentioning the bot: starts a run (and enqueues its
-   * job), queues it for the active run, refuses it (queue full), treats a stop word as a stop request, or
-   * recognizes a platform retry / replay (`duplicate`). Idempotent per message id, so a caller may retry
+   * job), queues it for the active run, refuses it (queue full), treats a stop word as a stop request and
+   * a setting command as a change of the thread's settings (from the next run on), or recognizes a platform retry / replay (`duplicate`). Idempotent per message id, so a caller may retry
    * it after any failure. A decided start always gets its job: the start is marked in doubt before the
    * script runs, a retry of a start whose job add failed adds it again (the job id is the run id, so BullMQ
    * keeps one), and the start sweeper adds it when the gateway died in between.
@@ -119,6 +124,7 @@ export class Intake {
     // "!! …" (the configured prefix) asks for an interrupt; the model reads the text without it.
     const interruptText = stripInterruptPrefix(message.text, this.config.interruptPrefix);
     const text = interruptText ?? message.text;
+    const setting = parseSettingCommand(message.text);
     const marked = this.scripts.redis.zadd(pendingStartsKey(this.config.prefix), Date.now(), marker);
     marked.catch(() => {}); // reported by the submit below, which fails the same way
     const reply = await this.scripts.submit(id, {
@@ -136,6 +142,9 @@ export class Intake {
       authorId: message.author.id,
       isApprover: this.config.approvers.includes(message.author.id) ? 1 : 0,
       isStop: isStopCommand(text, this.config.stopWords) ? 1 : 0,
+      isSetting: setting ? 1 : 0,
+      setField: setting?.kind === "set" ? settingField(setting.name) : "",
+      setValue: setting?.kind === "set" ? setting.value : "",
       channel: eventsChannel(this.config.prefix),
     });
     await marked;
@@ -166,6 +175,9 @@ export class Intake {
         return { kind: "stopRefused", runId: reply.runId, reason: STOP_REFUSED_TEXT };
       case "stopIdle":
         return { kind: "stopIdle", reason: STOP_IDLE_TEXT };
+      case "setting":
+        if (setting?.kind === "set") return { ...setting, kind: "setting" };
+        return { kind: "settingRefused", reason: setting?.reason ?? "" };
       case "duplicate":
         return { kind: "duplicate" };
       default:

@@ -262,7 +262,7 @@ export class RunSession {
     this.renderer = createRunRenderer({
       outbound: replies.track(this.outbound),
       thread: this.thread,
-      footer: config.footer,
+      footer: meta.settings.footer ?? config.footer,
       maxMessages: config.replyMaxMessages,
       maxAnswerChars: config.replyMaxChars,
       onError: (err, operation) => this.log.warn({ ...this.fields, err, operation }, "chat update failed"),

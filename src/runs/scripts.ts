@@ -138,7 +138,9 @@ export function defineScript<const Args extends readonly string[]>(spec: {
 
 /**
  * submit → {'duplicate', runWithoutJob|''} | {'ignored'} | {'queued', run, disposition, {tool…}} | {'refused', run}
- * | {'stopping', run} | {'stopRefused', run} | {'stopIdle'} | {'started', run}.
+ * | {'stopping', run} | {'stopRefused', run} | {'stopIdle'} | {'setting'} | {'started', run}.
+ * A setting command (`isSetting`, see thread-settings.ts) stores `setValue` under the meta field `setField`
+ * (none when `setField` is empty: an invalid command) and answers {'setting'}; it never queues or starts.
  * A queued reply names the tools whose approval cards still wait (sorted), so the gateway can tell its author
  * without another read.
  * A duplicate of the active run's prompt that no worker took yet names that run, so the gateway re-adds its
@@ -161,6 +163,9 @@ export const SUBMIT = defineScript({
     "authorId",
     "isApprover",
     "isStop",
+    "isSetting",
+    "setField",
+    "setValue",
     "channel",
   ],
   lua: `
@@ -191,6 +196,12 @@ if A.isStop == '1' then
   redis.call('HSET', K.meta, 'stopBy', A.author)
   redis.call('PUBLISH', A.channel, cjson.encode({type = 'abort', runId = run, by = cjson.decode(A.author)}))
   return {'stopping', run}
+end
+if A.isSetting == '1' then
+  redis.call('HSET', K.state, id, 'command')
+  if A.setField ~= '' then redis.call('HSET', K.meta, A.setField, A.setValue) end
+  touch(A.retention)
+  return {'setting'}
 end
 if active then
   if redis.call('LLEN', K.inbox) + redis.call('LLEN', K.inflight) >= tonumber(A.cap) then

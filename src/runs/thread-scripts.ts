@@ -44,6 +44,8 @@ export type SubmitReply =
   | { kind: "stopping"; runId: string }
   | { kind: "stopRefused"; runId: string }
   | { kind: "stopIdle" }
+  /** A setting command was stored (or, invalid, marked handled); see thread-settings.ts. */
+  | { kind: "setting" }
   | { kind: "started"; runId: string };
 
 export type StopReply =
@@ -160,6 +162,7 @@ export class ThreadScripts {
       case "started":
         return { kind, runId: String(a) };
       case "stopIdle":
+      case "setting":
         return { kind };
       default:
         return { kind: "ignored" };

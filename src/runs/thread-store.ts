@@ -2,6 +2,7 @@ import type { AgentMessage } from "../agent/index.js";
 import type { ChatUser } from "../chat/index.js";
 import { threadKeys } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
+import { readThreadSettings, type ThreadSettings } from "./thread-settings.js";
 
 /** The allow-set entry of a tool allowed for one requester in a thread. */
 export function allowedForUser(userId: string, tool: string): string {
@@ -25,6 +26,8 @@ export interface ThreadMeta {
   run: string;
   /** Who asked the active run to stop, if anyone. */
   stopBy: ChatUser | undefined;
+  /** The settings someone set in the thread with a command (thread-settings.ts). */
+  settings: ThreadSettings;
 }
 
 /** A stored user (JSON); `undefined` when absent or unreadable, never a throw. */
@@ -209,5 +212,6 @@ export function parseMeta(raw: Readonly<Record<string, string | undefined>>): Th
     requester: parseUser(raw.requester),
     run: raw.run ?? "",
     stopBy: parseUser(raw.stopBy),
+    settings: readThreadSettings(raw),
   };
 }
