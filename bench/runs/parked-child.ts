@@ -1,7 +1,7 @@
 /** Child `parked`: runs parked on approval waits. */
 import { parseThreadId } from "../../src/chat/index.js";
-import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
-import { createRunQueue, Intake, startRunWorker } from "../../src/runs/index.js";
+import { createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
+import { createRunQueue, Intake } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
 import { connect, requireRedis } from "../../test/support/redis.js";
 import { sendToParent } from "../support/child.js";
@@ -15,8 +15,8 @@ import {
   gc,
   now,
   parkedRunId,
-  Signals,
   sleep,
+  startBenchWorker,
   threadRef,
   WAIT_MS,
   withTimeout,
@@ -29,22 +29,18 @@ export async function parkedChild(args: ChildArgs): Promise<void> {
   await requireRedis(redis);
   const chat = new MemoryOutbound({ recordOps: false });
   const cards = approvalCards(chat, (thread) => parseThreadId(thread).thread); // by thread name
-  const completions = new Signals();
-  const handle = await startRunWorker({
+  const { handle, completions } = await startBenchWorker({
     redis,
-    bullConnection: bull,
+    bull,
     config,
-    outbound: () => chat,
+    chat,
     agent: {
       model: openAIModel({ id: "park", baseUrl: args.baseURL }),
       streamFn: createOpenAIStreamFn({ apiKey: "sk-bench", maxRetries: 0 }),
-      convertToLlm: createConvertToLlm(),
-      systemPrompt: "You are a benchmark.",
       tools: [deployTool()],
     },
     concurrency: args.n + args.warm,
   });
-  handle.worker.on("completed", (job) => completions.fire(parseThreadId(job.data.threadId).thread, now()));
 
   // Warm-up: park, approve and finish some runs (JIT, pools, Redis scripts), then the baseline.
   const warmBull = connect({ blocking: true });

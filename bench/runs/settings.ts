@@ -7,8 +7,23 @@ import {
   type Model,
   type ToolCall,
 } from "../../src/agent/index.js";
-import type { ChatUser, IncomingMessage, ThreadRef } from "../../src/chat/index.js";
-import { DEFAULT_LOOP_GUARD, type RunsConfig, type RunTool, runsConfig } from "../../src/runs/index.js";
+import {
+  type ChatOutbound,
+  type ChatUser,
+  type IncomingMessage,
+  parseThreadId,
+  type ThreadRef,
+} from "../../src/chat/index.js";
+import { createConvertToLlm } from "../../src/llm/index.js";
+import {
+  type AgentSetup,
+  DEFAULT_LOOP_GUARD,
+  type RunsConfig,
+  type RunTool,
+  type RunWorkerOptions,
+  runsConfig,
+  startRunWorker,
+} from "../../src/runs/index.js";
 import type { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
 import { emptyAssistantMessage } from "../../test/fakes/scripted-model.js";
 import { percentile } from "../support/stats.js";
@@ -125,6 +140,31 @@ export function deployTool(onRun: () => void = () => {}): RunTool {
       return okResult;
     },
   };
+}
+
+/**
+ * A run worker on `redis` and `bull` whose runs all render into `chat`, with the bench's converter and
+ * system prompt; `completions` fires by thread name when a run's job completes.
+ */
+export async function startBenchWorker(options: {
+  redis: RunWorkerOptions["redis"];
+  bull: RunWorkerOptions["bullConnection"];
+  config: RunsConfig;
+  chat: ChatOutbound;
+  agent: Pick<AgentSetup, "model" | "streamFn" | "tools">;
+  concurrency: number;
+}) {
+  const handle = await startRunWorker({
+    redis: options.redis,
+    bullConnection: options.bull,
+    config: options.config,
+    outbound: () => options.chat,
+    agent: { ...options.agent, convertToLlm: createConvertToLlm(), systemPrompt: "You are a benchmark." },
+    concurrency: options.concurrency,
+  });
+  const completions = new Signals();
+  handle.worker.on("completed", (job) => completions.fire(parseThreadId(job.data.threadId).thread, now()));
+  return { handle, completions };
 }
 
 /** The approval ids of the cards `chat` posts, by `key(the card's thread id)`. */

@@ -3,14 +3,8 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { z } from "zod";
 import type { StreamFn } from "../../src/agent/index.js";
 import { parseThreadId } from "../../src/chat/index.js";
-import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
-import {
-  type ChatUserMessage,
-  createRunQueue,
-  Intake,
-  type RunTool,
-  startRunWorker,
-} from "../../src/runs/index.js";
+import { createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
+import { type ChatUserMessage, createRunQueue, Intake, type RunTool } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
 import { connect, requireRedis } from "../../test/support/redis.js";
 import { sendToParent } from "../support/child.js";
@@ -22,8 +16,8 @@ import {
   gc,
   now,
   okResult,
-  Signals,
   sleep,
+  startBenchWorker,
   streamRunId,
   TURNS,
   withTimeout,
@@ -64,22 +58,14 @@ export async function streamChild(args: ChildArgs): Promise<void> {
       });
     return out;
   };
-  const completions = new Signals();
-  const handle = await startRunWorker({
+  const { handle, completions } = await startBenchWorker({
     redis,
-    bullConnection: bull,
+    bull,
     config,
-    outbound: () => chat,
-    agent: {
-      model: openAIModel({ id: "stream", baseUrl: args.baseURL }),
-      streamFn,
-      convertToLlm: createConvertToLlm(),
-      systemPrompt: "You are a benchmark.",
-      tools: [noopTool()],
-    },
+    chat,
+    agent: { model: openAIModel({ id: "stream", baseUrl: args.baseURL }), streamFn, tools: [noopTool()] },
     concurrency: Math.max(args.n, args.warm),
   });
-  handle.worker.on("completed", (job) => completions.fire(parseThreadId(job.data.threadId).thread, now()));
   handle.worker.on("failed", (job, err) => {
     console.error(`[stream] run failed: ${err.message}`);
     if (job) completions.fire(parseThreadId(job.data.threadId).thread, now());
