@@ -240,6 +240,7 @@ export class RunSession {
       threadId: this.job.threadId,
       runId: this.job.runId,
       requester,
+      settings: meta.settings,
     };
     const setup = this.deps.agent;
     const tools = fenceTools(

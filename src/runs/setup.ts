@@ -15,6 +15,7 @@ import {
   type ThreadRef,
 } from "../chat/index.js";
 import type { BoundTool } from "../tools/index.js";
+import type { ThreadSettings } from "./thread-settings.js";
 
 /**
  * A tool as a run holds it: an agent tool with its approval policy bound to the run (default "never") and,
@@ -31,6 +32,11 @@ export interface ToolRunContext {
   runId: string;
   /** The user whose message started the run. */
   requester: ChatUser;
+  /**
+   * The thread's settings as the run found them when it claimed the thread (`!set`, see
+   * `THREAD_SETTINGS`): a change takes effect from the next run. Absent or empty when none were set.
+   */
+  settings?: ThreadSettings;
 }
 
 /** What {@link AgentSetup.contextTransform} gets, once per run. */

@@ -6,7 +6,8 @@
  *
  * {@link THREAD_SETTINGS} is the one declaration: the command parser, the store and the reader
  * ({@link readThreadSettings}, via `parseMeta`) all derive from it. A new setting is an entry here plus the
- * code that uses its value (`ThreadMeta.settings` in the worker).
+ * code that uses its value: the run (`ThreadMeta.settings` in run-session.ts) or the app's agent setup
+ * (`ToolRunContext.settings` in its `systemPrompt` / `tools` hooks).
  */
 
 /** One per-thread setting: what it does, what a person may type, and how a stored value reads. */

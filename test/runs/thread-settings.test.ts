@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { threadId } from "../../src/chat/index.js";
+import type { ToolRunContext } from "../../src/runs/index.js";
 import { createGateway } from "../../src/runs/index.js";
-import { parseSettingCommand, readThreadSettings } from "../../src/runs/thread-settings.js";
+import {
+  parseSettingCommand,
+  readThreadSettings,
+  settingField,
+  THREAD_SETTINGS,
+  type ThreadSettingName,
+} from "../../src/runs/thread-settings.js";
 import { alice, RunsHarness } from "./harness.js";
 
 describe("setting commands", () => {
@@ -32,6 +39,18 @@ describe("setting commands", () => {
       reason:
         "Use `!set <setting> <value>`. Settings: `footer` on/off: the run footer (turns, tool calls, tokens, cost) under each answer.",
     });
+  });
+
+  it("every declared setting round-trips: each value a person may type is stored and read back as parsed", () => {
+    for (const name of Object.keys(THREAD_SETTINGS) as ThreadSettingName[]) {
+      const spec = THREAD_SETTINGS[name];
+      expect(spec.values.length).toBeGreaterThan(0);
+      for (const value of spec.values) {
+        const command = parseSettingCommand(`!set ${name} ${value.toUpperCase()}`);
+        expect(command).toMatchObject({ kind: "set", name, value });
+        expect(readThreadSettings({ [settingField(name)]: value })).toEqual({ [name]: spec.parse(value) });
+      }
+    }
   });
 
   it("reads the stored settings from the meta hash, leaving out fields that do not parse", () => {
@@ -117,6 +136,25 @@ describe("a per-thread setting end to end (intake, worker, gateway)", () => {
     // Neither command started a run.
     expect(await h.isActive(thread)).toBe(false);
     expect(await h.transcript(thread)).toEqual([]);
+  });
+
+  it("reaches the agent setup's hooks: the run's context carries the settings the run found", async () => {
+    const seen: ToolRunContext["settings"][] = [];
+    h = await new RunsHarness({
+      script: [{ text: "first" }, { text: "second" }],
+      agent: {
+        systemPrompt: (ctx) => {
+          seen.push(ctx.settings);
+          return "You are a test bot.";
+        },
+      },
+    }).start();
+    const thread = h.thread();
+    await h.runFinished(await h.mention(thread, "hi"));
+    await h.intake.submit(h.message(thread, "!set footer off"));
+    const second = await h.intake.submit(h.message(thread, "again"));
+    await h.runFinished((second as { runId: string }).runId);
+    expect(seen).toEqual([{}, { footer: false }]);
   });
 
   it("is ignored like any reply in a thread the bot is not part of", async () => {
