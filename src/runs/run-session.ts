@@ -32,7 +32,14 @@ import { SILENT_LOGGER } from "./setup.js";
 import { SpendLedger } from "./spend.js";
 import { SpendMeter } from "./spend-meter.js";
 import type { StartReply, ThreadScripts } from "./thread-scripts.js";
-import { parseMeta, parseTranscript, parseUser, ThreadStore } from "./thread-store.js";
+import {
+  loadRunTranscript,
+  parseMeta,
+  parseTranscript,
+  parseUser,
+  ThreadStore,
+  transcriptTailFor,
+} from "./thread-store.js";
 import { createToolApproval, type ToolApprovalHook } from "./tool-approval.js";
 import { limitToolResults } from "./tool-result-limit.js";
 import { RunTracer } from "./tracing.js";
@@ -144,6 +151,9 @@ export class RunSession {
         run: this.job.runId,
         leaseMs: config.leaseMs,
         steeringMode: config.steeringMode === "all" ? "all" : "one",
+        // With a run-level context manager, only the part of the transcript it can use is loaded (see
+        // loadRunTranscript); without one every request carries the whole transcript.
+        tail: this.deps.agent.contextTransform ? transcriptTailFor(this.deps.agent.model.contextWindow) : 0,
       });
       if (start.kind !== "ok") {
         this.log.info(this.fields, "run job is stale; another run owns the thread");
@@ -223,11 +233,16 @@ export class RunSession {
   private async loop(start: Extract<StartReply, { kind: "ok" }>): Promise<SessionOutcome> {
     const { config } = this.deps;
     const lease = this.lease!;
+    const loaded = this.deps.agent.contextTransform
+      ? await loadRunTranscript(this.store, this.job.threadId, start.transcript, start.transcriptFrom)
+      : { messages: parseTranscript(start.transcript), base: 0, bodyBase: 0 };
     const sink = new TranscriptSink(
       this.scripts,
       lease,
       config.retentionMs,
-      parseTranscript(start.transcript),
+      loaded.messages,
+      loaded.base,
+      loaded.bodyBase,
     );
     this.sink = sink;
     let prompts = sink.take("prompt", start.prompts);
@@ -290,6 +305,7 @@ export class RunSession {
       ctx,
       gate: this.gate,
       transcript: sink.messages,
+      positionOf: (message) => sink.positionOf(message),
       store: this.store,
       observer: this.tracer.observe(this.observer),
     });
@@ -326,7 +342,7 @@ export class RunSession {
       if (!signal.aborted) {
         await recoverInterruptedCalls({
           transcript: sink.messages,
-          calls: start.calls,
+          calls: sink.localCalls(start.calls),
           context: context(),
           config: loopConfig,
           emit,

@@ -303,16 +303,18 @@ return {'stopping', run}
 
 /**
  * start → {'stale'} | {'ok', token, stopBy|'', transcript, metaFlat, prompts, steering, callsFlat,
- * approvalsFlat, interrupts}. Claims the run with a fencing token of its own — a fresh start, a resumption after its
+ * approvalsFlat, interrupts, transcriptFrom}. Claims the run with a fencing token of its own — a fresh start, a resumption after its
  * worker died, or a takeover from a worker that is paused or stalled (that worker's token stops matching, so
  * it can write nothing more and start no tool) — and answers everything a run needs before its first model
  * request in the same round trip: the transcript, the meta hash, the tool-call records and approval ids of
  * the run so far and, unless a stop is pending, the queued prompts (all) and the loop's first steering poll.
  * Messages a previous claim had drained but not delivered go back to the front of the inbox first.
+ * `tail` > 0 answers only the transcript's last `tail` entries (O(tail), whatever the thread's length),
+ * `transcriptFrom` being the position of the first one; 0 answers all of it.
  */
 export const START = defineScript({
   name: "tlStart",
-  args: ["run", "leaseMs", "steeringMode"],
+  args: ["run", "leaseMs", "steeringMode", "tail"],
   lua: `
 if redis.call('HGET', K.meta, 'run') ~= A.run then return {'stale'} end
 local token = A.run .. '#' .. redis.call('HINCRBY', K.meta, 'fence', 1)
@@ -325,8 +327,11 @@ if stop_by == '' then
   interrupts = drain('interrupt', false)
   steering = drain('steer', A.steeringMode == 'one')
 end
-return {'ok', token, stop_by, redis.call('LRANGE', K.transcript, 0, -1), redis.call('HGETALL', K.meta),
-  prompts, steering, redis.call('HGETALL', K.calls), redis.call('HGETALL', K.approvals), interrupts}
+local from = 0
+local tail = tonumber(A.tail) or 0
+if tail > 0 then from = math.max(0, redis.call('LLEN', K.transcript) - tail) end
+return {'ok', token, stop_by, redis.call('LRANGE', K.transcript, from, -1), redis.call('HGETALL', K.meta),
+  prompts, steering, redis.call('HGETALL', K.calls), redis.call('HGETALL', K.approvals), interrupts, from}
 `,
 });
 

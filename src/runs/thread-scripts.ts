@@ -70,6 +70,8 @@ export type StartReply =
       approvals: Record<string, string>;
       /** Queued interrupts the start drained (delivered with the first steering poll, before it). */
       interrupts: DrainedEntry[];
+      /** Transcript position of `transcript[0]` (0 unless a `tail` was asked for). */
+      transcriptFrom: number;
     };
 
 export type DecideReply =
@@ -192,10 +194,14 @@ export class ThreadScripts {
     return { kind: "idle" };
   }
 
-  async start(threadId: string, input: Input<typeof lua.START>): Promise<StartReply> {
-    const reply = tag(await this.call(lua.START, threadId, input));
+  /** Claims the run; `tail` (default 0: all) limits the transcript to its last entries. */
+  async start(
+    threadId: string,
+    input: Omit<Input<typeof lua.START>, "tail"> & { tail?: number },
+  ): Promise<StartReply> {
+    const reply = tag(await this.call(lua.START, threadId, { ...input, tail: input.tail ?? 0 }));
     if (reply[0] !== "ok") return { kind: "stale" };
-    const [, token, stopBy, transcript, meta, prompts, steering, calls, approvals, interrupts] = reply;
+    const [, token, stopBy, transcript, meta, prompts, steering, calls, approvals, interrupts, from] = reply;
     return {
       kind: "ok",
       token: String(token),
@@ -207,6 +213,7 @@ export class ThreadScripts {
       calls: flatToRecord(calls),
       approvals: flatToRecord(approvals),
       interrupts: drainedEntries(interrupts),
+      transcriptFrom: Number(from ?? 0),
     };
   }
 

@@ -1,5 +1,6 @@
 import type { AgentMessage } from "../agent/index.js";
 import type { ChatUser } from "../chat/index.js";
+import { asContextSummary, CONTEXT_SUMMARY_ROLE, messageFingerprint } from "../llm/index.js";
 import { threadKeys } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
 import { readThreadSettings, type ThreadSettings } from "./thread-settings.js";
@@ -50,6 +51,12 @@ export class ThreadStore {
   /** The whole transcript, oldest first. Entries that fail to parse are skipped (never crash a run). */
   async loadTranscript(threadId: string): Promise<AgentMessage[]> {
     return parseTranscript(await this.redis.lrange(threadKeys(this.prefix, threadId).transcript, 0, -1));
+  }
+
+  /** Transcript entries (JSON, as stored) at positions `from` (inclusive) to `to` (exclusive). */
+  async transcriptRange(threadId: string, from: number, to: number): Promise<string[]> {
+    if (to <= from) return [];
+    return this.redis.lrange(threadKeys(this.prefix, threadId).transcript, from, to - 1);
   }
 
   async meta(threadId: string): Promise<ThreadMeta> {
@@ -214,4 +221,174 @@ export function parseMeta(raw: Readonly<Record<string, string | undefined>>): Th
     stopBy: parseUser(raw.stopBy),
     settings: readThreadSettings(raw),
   };
+}
+
+/**
+ * A context summary as stored by a run: `covered` counts from the transcript's start, and `firstKeptAt` is
+ * the transcript position of the first message it does not cover (absent in summaries stored before it
+ * was recorded).
+ */
+export interface StoredSummaryPosition {
+  covered: number;
+  firstKept: string;
+  firstKeptAt?: number;
+}
+
+/**
+ * The part of a thread's transcript a run works with, from position `base` on. Context summaries in
+ * `messages` count `covered` from `bodyBase` (the non-summary messages before `base`), so the context
+ * manager sees the same thing as with the whole transcript: the newest summary that matches, and every
+ * message after the ones it covers.
+ */
+export interface RunTranscript {
+  messages: AgentMessage[];
+  base: number;
+  bodyBase: number;
+}
+
+/** Entries a run asks the start script for: about one window of average messages, within bounds. */
+export function transcriptTailFor(contextWindow: number | undefined): number {
+  return Math.min(8_192, Math.max(256, Math.ceil((contextWindow ?? 0) / 64)));
+}
+
+const SUMMARY_MARK = `"role":"${CONTEXT_SUMMARY_ROLE}"`;
+
+/** Parsed transcript entries kept between runs of a worker, validated against the stored JSON. */
+export class TranscriptCache {
+  private readonly threads = new Map<
+    string,
+    { chars: number; entries: Map<number, { raw: string; message: AgentMessage }> }
+  >();
+  private chars = 0;
+
+  constructor(private readonly maxChars = 32 * 1024 * 1024) {}
+
+  /**
+   * `raw` (the entries from position `from`) parsed: an entry identical to the one cached at its position
+   * is the same object as last time (so per-message token counts are reused), others are parsed anew.
+   * Unreadable entries are dropped, as {@link parseTranscript} does. Only the latest `raw` of a thread is
+   * kept, and the least recently loaded threads are forgotten beyond `maxChars`.
+   */
+  parse(thread: string, from: number, raw: readonly string[]): AgentMessage[] {
+    const known = this.threads.get(thread)?.entries;
+    this.forget(thread);
+    const next = new Map<number, { raw: string; message: AgentMessage }>();
+    const messages: AgentMessage[] = [];
+    let chars = 0;
+    for (let i = 0; i < raw.length; i++) {
+      const entry = raw[i]!;
+      const cached = known?.get(from + i);
+      let message = cached !== undefined && cached.raw === entry ? cached.message : undefined;
+      if (message === undefined) {
+        try {
+          message = JSON.parse(entry) as AgentMessage;
+        } catch {
+          continue; // dropped, see parseTranscript
+        }
+      }
+      messages.push(message);
+      next.set(from + i, { raw: entry, message });
+      chars += entry.length;
+    }
+    if (chars <= this.maxChars) {
+      this.threads.set(thread, { chars, entries: next });
+      this.chars += chars;
+      for (const [oldest] of this.threads) {
+        if (this.chars <= this.maxChars) break;
+        this.forget(oldest);
+      }
+    }
+    return messages;
+  }
+
+  private forget(thread: string): void {
+    const known = this.threads.get(thread);
+    if (!known) return;
+    this.chars -= known.chars;
+    this.threads.delete(thread);
+  }
+}
+
+/** The worker process's cache (runs of one thread follow each other in the same worker more often than not). */
+export const transcriptCache = new TranscriptCache();
+
+/**
+ * What a run loads of its transcript, given the start script's tail (`raw`, from position `from`): the
+ * messages from the first one the newest stored summary does not cover, reading further back only as far
+ * as needed (`store.transcriptRange`); the whole transcript when it holds no summary with a recorded
+ * position, or when that summary no longer matches (as the context manager would then ignore it).
+ * Read-only. @throws when Redis does not answer.
+ */
+export async function loadRunTranscript(
+  store: Pick<ThreadStore, "transcriptRange">,
+  threadId: string,
+  raw: readonly string[],
+  from: number,
+  cache: TranscriptCache = transcriptCache,
+): Promise<RunTranscript> {
+  let entries = raw.slice();
+  let start = from;
+  const extend = async (to: number) => {
+    if (to >= start) return;
+    entries = [...(await store.transcriptRange(threadId, to, start)), ...entries];
+    start = to;
+  };
+  for (;;) {
+    const newest = newestSummary(entries);
+    if (newest === undefined && start > 0) {
+      await extend(Math.max(0, start - Math.max(entries.length, 256)));
+      continue;
+    }
+    const at = newest?.firstKeptAt;
+    if (newest === undefined || typeof at !== "number" || !Number.isInteger(at) || at < 0) break;
+    if (at < start) {
+      // Summaries stored between `at` and `start` are read too: the context manager picks by `covered`.
+      await extend(at);
+      continue;
+    }
+    const first = at - start;
+    if (first >= entries.length || !fingerprintIs(entries[first]!, newest.firstKept)) break;
+    const messages = cache.parse(threadId, at, entries.slice(first));
+    return { messages: rebase(messages, newest.covered), base: at, bodyBase: newest.covered };
+  }
+  await extend(0);
+  return { messages: cache.parse(threadId, 0, entries), base: 0, bodyBase: 0 };
+}
+
+/** The stored summary with the most `covered` among `entries` (the one the context manager picks). */
+function newestSummary(entries: readonly string[]): StoredSummaryPosition | undefined {
+  let newest: StoredSummaryPosition | undefined;
+  for (const entry of entries) {
+    if (!entry.includes(SUMMARY_MARK)) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(entry);
+    } catch {
+      continue;
+    }
+    const summary = asContextSummary(parsed) as StoredSummaryPosition | undefined;
+    if (summary && typeof summary.covered === "number" && (!newest || summary.covered > newest.covered)) {
+      newest = summary;
+    }
+  }
+  return newest;
+}
+
+function fingerprintIs(entry: string, fingerprint: string): boolean {
+  try {
+    return messageFingerprint(JSON.parse(entry) as AgentMessage) === fingerprint;
+  } catch {
+    return false;
+  }
+}
+
+/** Copies of the summaries in `messages` with `covered` counted from `bodyBase`; other messages as they are. */
+function rebase(messages: AgentMessage[], bodyBase: number): AgentMessage[] {
+  if (bodyBase === 0) return messages;
+  return messages.map((message) => {
+    const summary = asContextSummary(message);
+    return summary
+      ? ({ ...summary, covered: summary.covered - bodyBase } as unknown as AgentMessage)
+      : message;
+  });
 }

@@ -27,6 +27,8 @@ export interface ToolApprovalOptions {
   gate: ApprovalGate;
   /** The run's live transcript (the assistant message is in it when its calls are prepared). */
   transcript: AgentMessage[];
+  /** A message's transcript position when `transcript` starts later than the thread's (default: its index). */
+  positionOf?: (message: AgentMessage) => number;
   store: ThreadStore;
   observer?: RunObserver;
 }
@@ -158,7 +160,7 @@ export function createToolApproval(options: ToolApprovalOptions): ToolApprovalHo
     { assistantMessage, toolCall, args },
     signal,
   ) => {
-    const index = options.transcript.lastIndexOf(assistantMessage);
+    const index = options.positionOf?.(assistantMessage) ?? options.transcript.lastIndexOf(assistantMessage);
     const calls = assistantMessage.content.filter((block): block is ToolCall => block.type === "toolCall");
     const position = calls.findIndex((call) => call.id === toolCall.id);
     // Calls before this one in the batch were skipped if their cards are still unclaimed.

@@ -1,4 +1,5 @@
 import type { AgentMessage, AssistantMessage } from "../agent/index.js";
+import { asContextSummary, isContextSummary } from "../llm/index.js";
 import type { Lease } from "./lease.js";
 import { type CallRecord, callKey } from "./recovery.js";
 import type { DrainedEntry, ThreadScripts } from "./thread-scripts.js";
@@ -18,6 +19,10 @@ export interface Delivered {
  * requests use transcript positions) and the fenced writes that keep it so — a drained message enters it
  * with its ack, everything else with an append, tool calls get their "executing" and "done" records. A
  * write that answers "lost" loses the lease; nothing after it is written.
+ *
+ * The copy may start at transcript position `base` (a run loads only what its context can use, see
+ * `loadRunTranscript`): positions in call keys are the transcript's, and context summaries are kept with
+ * `covered` counted from `bodyBase` (what the context manager sees) but stored counted from the start.
  */
 export class TranscriptSink {
   readonly messages: AgentMessage[] = [];
@@ -32,6 +37,10 @@ export class TranscriptSink {
     private readonly lease: Lease,
     private readonly retentionMs: number,
     loaded: AgentMessage[],
+    /** Transcript position of `loaded[0]`. */
+    readonly base = 0,
+    /** Non-summary messages before `base`. */
+    private readonly bodyBase = 0,
   ) {
     this.messages.push(...loaded);
     for (let i = loaded.length - 1; i >= 0; i--) {
@@ -48,7 +57,25 @@ export class TranscriptSink {
 
   /** The run-unique key of a call of the latest assistant message. */
   callKey(toolCallId: string): string {
-    return callKey(this.assistantIndex, toolCallId);
+    return callKey(this.base + this.assistantIndex, toolCallId);
+  }
+
+  /** The transcript position of `message` (its last occurrence), or -1. */
+  positionOf(message: AgentMessage): number {
+    const index = this.messages.lastIndexOf(message);
+    return index < 0 ? index : this.base + index;
+  }
+
+  /** Call records keyed by transcript position, re-keyed by position in {@link messages}. */
+  localCalls(calls: Readonly<Record<string, string>>): Record<string, string> {
+    if (this.base === 0) return { ...calls };
+    const local: Record<string, string> = {};
+    for (const [key, record] of Object.entries(calls)) {
+      const colon = key.indexOf(":");
+      const position = Number(key.slice(0, colon));
+      if (colon > 0 && position >= this.base) local[`${position - this.base}${key.slice(colon)}`] = record;
+    }
+    return local;
   }
 
   /** Remembers drained messages until they enter the transcript. */
@@ -105,7 +132,7 @@ export class TranscriptSink {
     if (this.lease.lost) return false;
     const appended = await this.settled(
       this.scripts.append(this.threadId, { token: this.lease.token, retention: this.retentionMs }, [
-        JSON.stringify(message),
+        JSON.stringify(this.stored(message)),
       ]),
     );
     if (appended.kind === "lost") {
@@ -114,6 +141,29 @@ export class TranscriptSink {
     }
     this.messages.push(message);
     return true;
+  }
+
+  /**
+   * A context summary as stored: `covered` from the transcript's start, and the position of the first
+   * message it does not cover (so a later run can load from there). Other messages as they are.
+   */
+  private stored(message: AgentMessage): unknown {
+    const summary = asContextSummary(message);
+    if (!summary) return message;
+    let body = 0;
+    let firstKeptAt: number | undefined;
+    for (let i = 0; i < this.messages.length; i++) {
+      if (isContextSummary(this.messages[i])) continue;
+      if (body++ === summary.covered) {
+        firstKeptAt = this.base + i;
+        break;
+      }
+    }
+    return {
+      ...summary,
+      covered: summary.covered + this.bodyBase,
+      ...(firstKeptAt === undefined ? {} : { firstKeptAt }),
+    };
   }
 
   /**
