@@ -61,12 +61,18 @@ const APPROVAL_CHAT_METHODS: ReadonlySet<string> = new Set(["postApproval", "upd
 const CLIENT: SpanOptions = { kind: SpanKind.CLIENT };
 const INTERNAL: SpanOptions = {};
 
-/** `target` with `overrides` in front; its other members are read from it and its methods bound to it. */
+/**
+ * `target` with `overrides` in front; its other members are read from it and its methods bound to it. The
+ * renderer reads an outbound's members many times a turn, so the trap looks the overrides up in a
+ * prototype-less copy and keeps each bound method.
+ */
 function delegate<T extends object>(target: T, overrides: Record<string, unknown>): T {
+  const own: Record<PropertyKey, unknown> = Object.assign(Object.create(null), overrides);
   const bound = new Map<PropertyKey, { of: unknown; fn: unknown }>();
   return new Proxy(target, {
     get(object, property) {
-      if (typeof property === "string" && Object.hasOwn(overrides, property)) return overrides[property];
+      const override = own[property];
+      if (override !== undefined) return override;
       const value: unknown = Reflect.get(object, property, object);
       if (typeof value !== "function") return value;
       const cached = bound.get(property);
@@ -591,7 +597,7 @@ export class RunTracer {
   }
 
   /** A streaming edit or status refresh: counted on the turn (an edit on its message's `chat.stream`). */
-  private async countedCall<T>(
+  private countedCall<T>(
     spanName: string,
     counter: string,
     call: () => Promise<T>,
@@ -602,31 +608,44 @@ export class RunTracer {
     const counts = this.turn?.counts;
     if (counts) counts[counter] = (counts[counter] ?? 0) + 1;
     const stream = edit ? this.chatStream(messageId, parent) : undefined;
-    try {
-      const result = await call();
-      if (stream) {
-        stream.edits++;
-        stream.lastEnd = Date.now();
-      }
-      return result;
-    } catch (err) {
+    // One `then` per call (no async frame): this runs for every streaming edit.
+    const failed = (err: unknown): never => {
       const span = this.tracer!.startSpan(spanName, CLIENT, parent);
       failSpan(span, err);
       span.end();
       throw err;
+    };
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(call());
+    } catch (err) {
+      return Promise.reject(err).catch(failed);
     }
+    if (!stream) return pending.then(undefined, failed);
+    return pending.then((result) => {
+      stream.edits++;
+      stream.lastEnd = Date.now();
+      return result;
+    }, failed);
   }
 
-  private async chatCall<T>(spanName: string, call: () => Promise<T>, parent: Context): Promise<T> {
+  private chatCall<T>(spanName: string, call: () => Promise<T>, parent: Context): Promise<T> {
     const span = this.tracer!.startSpan(spanName, CLIENT, parent);
-    try {
-      return await call();
-    } catch (err) {
+    const failed = (err: unknown): never => {
       failSpan(span, err);
-      throw err;
-    } finally {
       span.end();
+      throw err;
+    };
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(call());
+    } catch (err) {
+      return Promise.reject(err).catch(failed);
     }
+    return pending.then((result) => {
+      span.end();
+      return result;
+    }, failed);
   }
 
   private turnContext(): Context {
