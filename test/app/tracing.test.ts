@@ -10,6 +10,7 @@ import { createLogger } from "../../src/app/logger.js";
 import { startTracing, type Tracing } from "../../src/app/tracing.js";
 import type { ApprovalCard } from "../../src/chat/index.js";
 import { createGateway, createRunQueue, Intake, runsConfig } from "../../src/runs/index.js";
+import { traceIntake } from "../../src/runs/tracing.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fakes/otlp-receiver.js";
 import { alice, instantTool, RunsHarness } from "../runs/harness.js";
@@ -135,6 +136,49 @@ describe("traces", () => {
 
     const finished = lines.find((line) => line.msg === "run finished");
     expect(finished).toMatchObject({ trace_id: run.traceId, span_id: run.spanId });
+  });
+});
+
+describe("log lines", () => {
+  it("a gateway line naming a message in flight carries its intake span's ids, after an await too; other lines none", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger(
+      "info",
+      {},
+      {
+        write: (line: string) => {
+          lines.push(JSON.parse(line));
+        },
+      },
+    );
+    const thread = { platform: "slack", workspace: "T1", channel: "C1", thread: "log-lines" } as const;
+    await traceIntake(
+      {
+        id: "m-log",
+        thread,
+        author: alice,
+        text: "hi",
+        attachments: [],
+        mentionsBot: false,
+        sentAt: Date.now(),
+      },
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        log.warn({ messageId: "m-log" }, "inside the intake");
+        log.warn({ messageId: "other" }, "another message");
+      },
+    );
+    log.warn({ messageId: "m-log" }, "after the intake");
+    await tracing!.flush();
+    const intake = receiver.spans.find(
+      (span) => span.name === "intake" && span.attributes["threadline.message_id"] === "m-log",
+    );
+    expect(lines.find((line) => line.msg === "inside the intake")).toMatchObject({
+      trace_id: intake!.traceId,
+      span_id: intake!.spanId,
+    });
+    expect(lines.find((line) => line.msg === "another message")).not.toHaveProperty("trace_id");
+    expect(lines.find((line) => line.msg === "after the intake")).not.toHaveProperty("trace_id");
   });
 });
 
