@@ -1,199 +1,152 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApprovalCard } from "../../src/chat/index.js";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { PlaygroundMessage, PlaygroundThread } from "../../src/playground/index.js";
-import { type FakeReply, textReply, toolCallReply } from "../fakes/openai-server.js";
-import { CUT_TEXT, hangingAnswer } from "../support/interrupt-scenarios.js";
-import { toolResults, userTexts } from "../support/model-requests.js";
+import {
+  describeInterruptsAndApprovalWaits,
+  type Mark,
+  type Person,
+} from "../support/interrupt-scenarios.js";
 import { PlaygroundE2E } from "../support/playground-e2e.js";
 import { EventStream } from "./helpers.js";
 
 /**
  * Issue #18 in the playground (`threadline start`, gateway and worker in one process, as the playground
- * runs): ⚡ (reaction and `!!`) cuts a streaming answer, a text reply while a card waits gets the private
- * notice, the reminder mentions the requester once, and two cards of one batch resolve independently.
+ * runs): the shared scenarios (test/support/interrupt-scenarios.ts) through the playground's HTTP API —
+ * marks are the bot's reactions, cards are approval messages, the private notice is a live event only
+ * its user's browser gets.
  */
-describe("playground: ⚡, the waiting notice, the reminder, two cards of one batch", {
-  timeout: 60_000,
-}, () => {
-  const ada = { id: "u-ada", name: "Ada" };
-  const eve = { id: "u-eve", name: "Eve" };
-  let e2e: PlaygroundE2E;
 
-  beforeAll(async () => {
-    e2e = await PlaygroundE2E.start("pg-interrupt", {
-      THREADLINE_CONFIG: "test/fakes/approval-reminder.config.mjs",
-      THREADLINE_APPROVAL_TIMEOUT_MS: "120000",
-    });
-  }, 90_000);
+const USERS: Record<Person, { id: string; name: string }> = {
+  alice: { id: "u-alice", name: "Alice" },
+  bob: { id: "u-bob", name: "Bob" },
+};
+const MARKS: Record<Mark, string> = {
+  steer: "compass",
+  zap: "zap",
+  followUp: "hourglass_flowing_sand",
+  done: "white_check_mark",
+};
 
-  afterAll(async () => {
-    await e2e?.close();
-  }, 30_000);
-
-  const post = async (path: string, body: unknown) => (await e2e.post(path, body)).body;
-  const snapshot = (threadId: string) => e2e.snapshot(threadId);
-  const until = (what: string, check: () => Promise<boolean> | boolean) => e2e.until(what, check, 30_000);
-
-  /** Ada starts a thread whose model follows `steps`; resolves with its id and tag. */
-  async function start(text: string, ...steps: FakeReply[]) {
-    const tag = e2e.tag(...steps);
-    const body = await post("/api/threads", { user: ada, text: `@Threadline [${tag}] ${text}` });
-    return { tag, threadId: (body as { thread: PlaygroundThread }).thread.id };
+let e2e: PlaygroundE2E;
+/** Each person's own event stream, as their browser opens it (private notices reach only that one). */
+const personal = new Map<Person, EventStream>();
+beforeAll(async () => {
+  e2e = await PlaygroundE2E.start("pg-interrupt", {
+    THREADLINE_CONFIG: "test/fakes/approval-reminder.config.mjs",
+    THREADLINE_APPROVAL_TIMEOUT_MS: "120000",
+  });
+  for (const person of ["alice", "bob"] as const) {
+    personal.set(person, await EventStream.open(`${e2e.url}/api/events?user=${USERS[person].id}`));
   }
-  const requests = (tag: string) => e2e.requests(tag);
-  const reply = async (threadId: string, text: string, user = ada) =>
-    ((await post(`/api/threads/${threadId}/messages`, { user, text })) as { message: PlaygroundMessage })
-      .message;
-  const react = (threadId: string, messageId: string, emoji: string, user = ada) =>
-    post(`/api/threads/${threadId}/messages/${messageId}/reactions`, { user, emoji, added: true });
-  const botText = async (threadId: string) =>
-    (await snapshot(threadId)).messages
-      .filter((message) => message.kind === "bot")
-      .map((message) => message.text)
-      .join("\n");
-  const marks = async (threadId: string, messageId: string) =>
-    ((await snapshot(threadId)).messages.find((message) => message.id === messageId)?.reactions ?? [])
-      .filter((reaction) => reaction.users.some((user) => user.name === "Threadline"))
-      .map((reaction) => reaction.emoji);
-  /** The marks the bot added to a message, in order, as the live events told every browser. */
-  const marksAdded = (threadId: string, messageId: string) =>
-    e2e.events.received.flatMap((event) =>
-      event.type === "reaction" &&
-      event.thread === threadId &&
-      event.id === messageId &&
-      event.added &&
-      event.user.name === "Threadline"
-        ? [event.emoji]
+}, 90_000);
+afterAll(async () => {
+  for (const stream of personal.values()) stream.close();
+  await e2e?.close();
+}, 30_000);
+
+/** A message of a playground thread (a reply, a card, a reminder) as the page got it. */
+interface Shown {
+  thread: string;
+  message: PlaygroundMessage;
+}
+
+const messages = async (thread: string) => (await e2e.snapshot(thread)).messages;
+const botText = async (thread: string) =>
+  (await messages(thread))
+    .filter((message) => message.kind === "bot")
+    .map((message) => message.text)
+    .join("\n");
+/** The marks the bot wears on a message now. */
+const marks = async ({ thread, message }: Shown) =>
+  ((await messages(thread)).find((candidate) => candidate.id === message.id)?.reactions ?? [])
+    .filter((reaction) => reaction.users.some((user) => user.name === "Threadline"))
+    .map((reaction) => reaction.emoji);
+/** The marks the bot added to a message, in order, as the live events told every browser. */
+const marksAdded = ({ thread, message }: Shown) =>
+  e2e.events.received.flatMap((event) =>
+    event.type === "reaction" &&
+    event.thread === thread &&
+    event.id === message.id &&
+    event.added &&
+    event.user.name === "Threadline"
+      ? [event.emoji]
+      : [],
+  );
+const cards = async (thread: string): Promise<Shown[]> =>
+  (await messages(thread)).flatMap((message) => (message.card ? [{ thread, message }] : []));
+/** The card as the page shows it now. */
+const cardNow = async ({ thread, message }: Shown) =>
+  (await messages(thread)).find((candidate) => candidate.id === message.id)?.card;
+const notices = (person: Person, thread: string) =>
+  personal
+    .get(person)!
+    .received.flatMap((event) =>
+      event.type === "notice" && event.thread === thread && event.userId === USERS[person].id
+        ? [event.text]
         : [],
     );
-  const finished = (threadId: string) => e2e.finished(threadId);
-  const idle = (threadId: string) =>
-    until("the thread to be idle", async () => {
-      return (await e2e.redis.exists(e2e.keys(threadId).lease)) === 0;
+const until = (what: string, check: () => Promise<boolean> | boolean) => e2e.until(what, check, 30_000);
+
+describeInterruptsAndApprovalWaits<string, Shown>("the playground", {
+  harness: () => e2e,
+  start: async (tag, text) => {
+    const { body } = await e2e.post("/api/threads", {
+      user: USERS.alice,
+      text: `@Threadline [${tag}] ${text}`,
     });
-  const cards = async (threadId: string): Promise<ApprovalCard[]> =>
-    (await snapshot(threadId)).messages.flatMap((message) => (message.card ? [message.card] : []));
-  const decide = (threadId: string, card: ApprovalCard, decision: "approve" | "deny") =>
-    post(`/api/threads/${threadId}/approvals/${card.approvalId}`, { user: ada, decision });
+    return (body as { thread: PlaygroundThread }).thread.id;
+  },
+  waitForText: (thread, text) => until(`"${text}"`, async () => (await botText(thread)).includes(text)),
+  waitForRunsEnded: async (thread) => {
+    await e2e.finished(thread);
+    await until("the thread to be idle", async () => (await e2e.redis.exists(e2e.keys(thread).lease)) === 0);
+  },
+  reply: async (thread, text, person = "alice") => {
+    const { body } = await e2e.post(`/api/threads/${thread}/messages`, { user: USERS[person], text });
+    return { thread, message: (body as { message: PlaygroundMessage }).message };
+  },
+  react: (person, { thread, message }, mark) =>
+    e2e.post(`/api/threads/${thread}/messages/${message.id}/reactions`, {
+      user: USERS[person],
+      emoji: MARKS[mark],
+      added: true,
+    }),
+  waitForMark: (shown, mark) => until(MARKS[mark], async () => (await marks(shown)).includes(MARKS[mark])),
+  async expectMarks(shown, expected) {
+    await until("✅ only", async () => (await marks(shown)).join() === MARKS.done);
+    expect(marksAdded(shown)).toEqual(expected.map((mark) => MARKS[mark]));
+  },
+  shown: (thread) => botText(thread),
+  disposition: (thread, { message }) => e2e.redis.hget(e2e.keys(thread).disposition, message.id),
+  lease: (thread) => e2e.keys(thread).lease,
 
-  const CUT_LINE = `${CUT_TEXT}\n\n[This answer was cut off here by a new message from Ada.]`;
-  const assistantText = (tag: string, index: number) => {
-    const body = requests(tag)[index]?.body as
-      | { messages?: { role: string; content: unknown }[] }
-      | undefined;
-    return body?.messages?.find((message) => message.role === "assistant")?.content;
-  };
-
-  it("a ⚡ reaction on a queued reply cuts the streaming answer; the next request carries the cut text and the reply", async () => {
-    const { tag, threadId } = await start("write an essay", hangingAnswer(), textReply("A haiku it is."));
-    await until("the streamed text", async () => (await botText(threadId)).includes(CUT_TEXT));
-    const queued = await reply(threadId, "no, a haiku");
-    await until("🧭", async () => (await marks(threadId, queued.id)).includes("compass"));
-    await react(threadId, queued.id, "zap");
-    await finished(threadId);
-    await idle(threadId);
-    expect(await requests(tag)[0]!.outcome).toBe("client-disconnected");
-    expect(assistantText(tag, 1)).toBe(CUT_LINE);
-    expect(userTexts(requests(tag)[1]).at(-1)).toBe("Ada: no, a haiku");
-    await until("✅ only", async () => (await marks(threadId, queued.id)).join() === "white_check_mark");
-    expect(marksAdded(threadId, queued.id)).toEqual(["compass", "zap", "white_check_mark"]);
-    expect(await botText(threadId)).toMatch(
-      /Here is a long answer that\s+⚡ _interrupted by Ada_[\s\S]*A haiku it is\./,
-    );
-  });
-
-  it("a reply starting with `!!` is an interrupt at once, delivered without the prefix", async () => {
-    const { tag, threadId } = await start("write it in Go", hangingAnswer(), textReply("Python then."));
-    await until("the streamed text", async () => (await botText(threadId)).includes(CUT_TEXT));
-    const queued = await reply(threadId, "!! stop, use Python");
-    await finished(threadId);
-    await idle(threadId);
-    expect(await requests(tag)[0]!.outcome).toBe("client-disconnected");
-    expect(assistantText(tag, 1)).toBe(CUT_LINE);
-    expect(userTexts(requests(tag)[1]).at(-1)).toBe("Ada: stop, use Python");
-    await until("✅ only", async () => (await marks(threadId, queued.id)).join() === "white_check_mark");
-    expect(marksAdded(threadId, queued.id)).toEqual(["zap", "white_check_mark"]);
-  });
-
-  it("a text reply while a card waits gets the private notice and is read after the decision", async () => {
-    const eveEvents = await EventStream.open(`${e2e.url}/api/events?user=${eve.id}`);
-    try {
-      const { tag, threadId } = await start(
-        "deploy the api",
-        toolCallReply([{ id: "n1", name: "deploy", arguments: { service: "api" } }]),
-        textReply("Deployed, and noted."),
-      );
-      await until("a card", async () => (await cards(threadId)).length > 0);
-      const queued = await reply(threadId, "also tell me when it is done", eve);
-      await eveEvents.waitFor((received) =>
-        received.some((event) => event.type === "notice" && event.thread === threadId),
-      );
-      const notice = eveEvents.received.find((event) => event.type === "notice" && event.thread === threadId);
-      expect(notice).toMatchObject({
-        userId: eve.id,
-        text: "Still waiting for Approve/Deny on `deploy`; your message will be read after it.",
-      });
-      expect(requests(tag)).toHaveLength(1);
-      await decide(threadId, (await cards(threadId))[0]!, "approve");
-      await finished(threadId);
-      await idle(threadId);
-      expect(toolResults(requests(tag)[1])).toEqual(["deployed api"]);
-      expect(userTexts(requests(tag)[1]).at(-1)).toBe("Eve: also tell me when it is done");
-      await until("✅", async () => (await marks(threadId, queued.id)).includes("white_check_mark"));
-    } finally {
-      eveEvents.close();
-    }
-  });
-
-  it("the reminder mentions the requester once in the thread, also after a heartbeat", async () => {
-    const { tag, threadId } = await start(
-      "deploy the api",
-      toolCallReply([{ id: "r1", name: "deploy", arguments: { service: "api" } }]),
-      textReply("Deployed after the reminder."),
-    );
-    await until("a card", async () => (await cards(threadId)).length > 0);
-    const reminders = async () =>
-      (await snapshot(threadId)).messages.filter(
-        (message) => message.kind === "bot" && message.text.includes("is waiting for your approval"),
-      );
-    await until("the reminder", async () => (await reminders()).length > 0);
-    expect((await reminders())[0]!.text).toBe(
-      `<@${ada.id}> \`deploy\` is waiting for your approval: use Approve or Deny on the card above.`,
-    );
-    const lease = e2e.keys(threadId).lease;
-    const before = await e2e.redis.pttl(lease);
-    await until("a lease heartbeat", async () => (await e2e.redis.pttl(lease)) > before + 1_000);
-    expect(await reminders()).toHaveLength(1);
-    await decide(threadId, (await cards(threadId))[0]!, "approve");
-    await finished(threadId);
-    await idle(threadId);
-    expect(await reminders()).toHaveLength(1);
-    expect(toolResults(requests(tag)[1])).toEqual(["deployed api"]);
-  });
-
-  it("two calls of one batch that ask get a card each and resolve independently, in reverse order", async () => {
-    const { tag, threadId } = await start(
-      "deploy api and web",
-      toolCallReply([
-        { id: "b1", name: "deploy", arguments: { service: "api" } },
-        { id: "b2", name: "deploy", arguments: { service: "web" } },
-      ]),
-      textReply("One deployed, one denied."),
-    );
-    await until("two cards", async () => (await cards(threadId)).length >= 2);
-    const [api, web] = (await cards(threadId)) as [ApprovalCard, ApprovalCard];
-    expect(api.argumentsText).toContain("service: api");
-    expect(web.argumentsText).toContain("service: web");
-    await decide(threadId, web, "deny");
-    await until("the web card denied", async () => (await cards(threadId))[1]?.state.kind === "denied");
-    expect((await cards(threadId))[0]?.state.kind).toBe("pending");
-    expect(requests(tag)).toHaveLength(1);
-    await decide(threadId, api, "approve");
-    await finished(threadId);
-    await idle(threadId);
-    expect((await cards(threadId)).map((card) => card.state.kind)).toEqual(["approved", "denied"]);
-    const results = toolResults(requests(tag)[1]);
-    expect(results[0]).toBe("deployed api");
-    expect(results[1]).toContain("denied by Ada");
-  });
+  waitForCards: async (thread, count) => {
+    await until(`${count} card(s)`, async () => (await cards(thread)).length >= count);
+    return cards(thread);
+  },
+  cards,
+  cardText: ({ message }) => message.card?.argumentsText ?? "",
+  click: (person, { thread, message }, decision) =>
+    e2e.post(`/api/threads/${thread}/approvals/${message.card!.approvalId}`, {
+      user: USERS[person],
+      decision,
+    }),
+  waitForDecision: (card, outcome) =>
+    until(`the card ${outcome}`, async () => (await cardNow(card))?.state.kind === outcome),
+  expectPending: async (card) => expect((await cardNow(card))?.state.kind).toBe("pending"),
+  waitForNotice: async (thread, person) => {
+    await until(`the notice to ${person}`, () => notices(person, thread).length > 0);
+    return notices(person, thread)[0]!;
+  },
+  expectNoNotice: (person) =>
+    expect(personal.get(person)!.received.filter((event) => event.type === "notice")).toEqual([]),
+  mentionOf: (person) => `<@${USERS[person].id}>`,
+  reminders: async (thread) =>
+    (await messages(thread))
+      .filter(
+        (message) => message.kind === "bot" && !message.card && message.text.includes(`<@${USERS.alice.id}>`),
+      )
+      .map((message) => ({ thread, message })),
+  textOf: ({ message }) => message.text,
+  // Nothing more to check: a playground message notifies no one.
+  expectReminder: () => {},
 });

@@ -11,19 +11,20 @@ export type Mark = "steer" | "zap" | "followUp" | "done";
 /**
  * One platform's end-to-end harness (gateway and worker processes) as the shared scenarios drive it.
  * `Thread` is whatever the platform's helpers need to find a conversation; `Message` is its fake's message
- * (a reply, an approval card, a reminder). Methods that assert do so the platform's way.
+ * (a reply, an approval card, a reminder). Methods that assert do so the platform's way. The scenarios
+ * await what every method returns, so each may be synchronous or not.
  */
 export interface InterruptPlatform<Thread, Message> {
   /** The harness, once `beforeAll` started it. */
   harness(): ScriptedE2E;
   /** Alice mentions the bot with the tag's `text` in a new conversation. */
-  start(tag: string, text: string): Thread;
+  start(tag: string, text: string): Thread | Promise<Thread>;
   /** Resolves once the bot shows `text` in the thread. */
   waitForText(thread: Thread, text: string): Promise<unknown>;
   /** Resolves once the thread's runs ended after the bot showed `answer`. */
   waitForRunsEnded(thread: Thread, answer: string): Promise<unknown>;
   /** `person` writes `text` in the thread. */
-  reply(thread: Thread, text: string, person?: Person): Message;
+  reply(thread: Thread, text: string, person?: Person): Message | Promise<Message>;
   /** `person` reacts with `mark`; resolves once the platform took the reaction. */
   react(person: Person, message: Message, mark: Mark): Promise<unknown>;
   /** Resolves once the bot shows `mark` on `message` (the platform's way: among others, or alone). */
@@ -31,7 +32,7 @@ export interface InterruptPlatform<Thread, Message> {
   /** Waits until `message` settled on ✅ alone and asserts the marks the bot showed on it were `marks`. */
   expectMarks(message: Message, marks: Mark[]): Promise<void>;
   /** What the thread shows, as one text. */
-  shown(thread: Thread): string;
+  shown(thread: Thread): string | Promise<string>;
   /** The reply's intake disposition in Redis (`followUp`, `steer`, …). */
   disposition(thread: Thread, message: Message): Promise<string | null>;
   /** The thread's lease key. */
@@ -40,15 +41,15 @@ export interface InterruptPlatform<Thread, Message> {
   /** Resolves with the thread's approval cards once there are at least `count`, oldest first. */
   waitForCards(thread: Thread, count: number): Promise<Message[]>;
   /** The thread's approval cards now. */
-  cards(thread: Thread): Message[];
+  cards(thread: Thread): Message[] | Promise<Message[]>;
   /** What a card shows of the call (its arguments). */
   cardText(card: Message): string;
   /** `person` clicks a card's button. */
-  click(person: Person, card: Message, decision: "approve" | "deny"): void;
+  click(person: Person, card: Message, decision: "approve" | "deny"): unknown;
   /** Resolves once the card shows it was approved or denied by Alice. */
   waitForDecision(card: Message, outcome: "approved" | "denied"): Promise<unknown>;
   /** Asserts the card is still pending (no decision, its buttons shown). */
-  expectPending(card: Message): void;
+  expectPending(card: Message): unknown;
   /** Resolves with the text of the first private notice `person` got in (or about) the thread. */
   waitForNotice(thread: Thread, person: Person): Promise<string>;
   /** Asserts `person` got no private notice. */
@@ -56,7 +57,7 @@ export interface InterruptPlatform<Thread, Message> {
   /** The platform's mention of `person` in a message text (`<@id>`). */
   mentionOf(person: Person): string;
   /** The bot's reminders in the thread: plain messages that mention Alice. */
-  reminders(thread: Thread): Message[];
+  reminders(thread: Thread): Message[] | Promise<Message[]>;
   /** A reminder's text. */
   textOf(message: Message): string;
   /** Asserts what else the platform promises of a reminder (where it is, whom it notifies). */
@@ -64,12 +65,12 @@ export interface InterruptPlatform<Thread, Message> {
 }
 
 /** What {@link hangingAnswer} writes before it hangs. */
-export const CUT_TEXT = "Here is a long answer that";
+const CUT_TEXT = "Here is a long answer that";
 const CUT_LINE = `${CUT_TEXT}\n\n[This answer was cut off here by a new message from Alice.]`;
 const WAITING = "Still waiting for Approve/Deny on `deploy`; your message will be read after it.";
 
 /** A streamed answer that writes {@link CUT_TEXT} and then keeps the connection open until the client leaves. */
-export function hangingAnswer(): FakeReply {
+function hangingAnswer(): FakeReply {
   return {
     kind: "stream",
     chunks: [
@@ -103,11 +104,11 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
   describe(`⚡ on ${name} (gateway and worker processes)`, { timeout: 60_000 }, () => {
     it("a ⚡ reaction on a queued reply cuts the streaming answer; the next request carries the cut text and the reply", async () => {
       const tag = e2e().tag(hangingAnswer(), textReply("A haiku it is."));
-      const thread = platform.start(tag, "write an essay");
+      const thread = await platform.start(tag, "write an essay");
       await platform.waitForText(thread, CUT_TEXT);
-      const reply = platform.reply(thread, "no, a haiku");
+      const reply = await platform.reply(thread, "no, a haiku");
       await platform.waitForMark(reply, "steer");
-      platform.react("alice", reply, "zap");
+      await platform.react("alice", reply, "zap");
       await platform.waitForRunsEnded(thread, "A haiku it is.");
 
       expect(await e2e().requests(tag)[0]!.outcome).toBe("client-disconnected");
@@ -120,39 +121,39 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
       // The reply's mark went 🧭 → ⚡ → ✅.
       await platform.expectMarks(reply, ["steer", "zap", "done"]);
       // The cut answer stays in the chat, marked, and the new answer follows.
-      expect(platform.shown(thread)).toMatch(
+      expect(await platform.shown(thread)).toMatch(
         /Here is a long answer that\s+⚡ _interrupted by Alice_[\s\S]*A haiku it is\./,
       );
     });
 
     it("a reply starting with `!!` is an interrupt at once, delivered without the prefix", async () => {
       const tag = e2e().tag(hangingAnswer(), textReply("Python then."));
-      const thread = platform.start(tag, "write it in Go");
+      const thread = await platform.start(tag, "write it in Go");
       await platform.waitForText(thread, CUT_TEXT);
-      const reply = platform.reply(thread, "!! stop, use Python");
+      const reply = await platform.reply(thread, "!! stop, use Python");
       await platform.waitForRunsEnded(thread, "Python then.");
 
       expect(await e2e().requests(tag)[0]!.outcome).toBe("client-disconnected");
       expect(userTexts(e2e().requests(tag)[1]).at(-1)).toBe("Alice: stop, use Python");
       expect(messagesOf(tag, 1).find((message) => message.role === "assistant")?.content).toBe(CUT_LINE);
       await platform.expectMarks(reply, ["zap", "done"]);
-      expect(platform.shown(thread)).toMatch(/⚡ _interrupted by Alice_[\s\S]*Python then\./);
+      expect(await platform.shown(thread)).toMatch(/⚡ _interrupted by Alice_[\s\S]*Python then\./);
     });
 
     it("someone who is neither the author nor an approver cannot ⚡ another person's reply", async () => {
       const tag = e2e().tag(hangingAnswer(), textReply("Shorter."));
-      const thread = platform.start(tag, "write an essay");
+      const thread = await platform.start(tag, "write an essay");
       await platform.waitForText(thread, CUT_TEXT);
-      const reply = platform.reply(thread, "shorter please");
+      const reply = await platform.reply(thread, "shorter please");
       await platform.waitForMark(reply, "steer");
       await platform.react("bob", reply, "zap");
       // Alice's ⏳ after Bob's ⚡ is the barrier: once it shows, Bob's reaction was handled and changed nothing.
-      platform.react("alice", reply, "followUp");
+      await platform.react("alice", reply, "followUp");
       await platform.waitForMark(reply, "followUp");
       expect(await platform.disposition(thread, reply)).toBe("followUp");
       expect(e2e().requests(tag)).toHaveLength(1);
       expect(e2e().requests(tag)[0]!.clientDisconnected).toBe(false);
-      platform.react("alice", reply, "zap");
+      await platform.react("alice", reply, "zap");
       await platform.waitForRunsEnded(thread, "Shorter.");
       await platform.expectMarks(reply, ["steer", "followUp", "zap", "done"]);
       expect(userTexts(e2e().requests(tag)[1]).at(-1)).toBe("Alice: shorter please");
@@ -162,15 +163,15 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
   describe(`approval waits on ${name} (gateway and worker processes)`, { timeout: 60_000 }, () => {
     it("a text reply while a card waits gets the private notice and is read after the decision", async () => {
       const tag = e2e().tag(deploy("n1"), textReply("Deployed, and noted."), textReply("unused"));
-      const thread = platform.start(tag, "deploy the api");
+      const thread = await platform.start(tag, "deploy the api");
       const [card] = (await platform.waitForCards(thread, 1)) as [Message];
-      const reply = platform.reply(thread, "also tell me when it is done", "bob");
+      const reply = await platform.reply(thread, "also tell me when it is done", "bob");
       expect(await platform.waitForNotice(thread, "bob")).toBe(WAITING);
       await platform.waitForMark(reply, "steer");
       expect(e2e().requests(tag)).toHaveLength(1); // the reply decided nothing and started nothing
-      platform.expectPending(card);
+      await platform.expectPending(card);
 
-      platform.click("alice", card, "approve");
+      await platform.click("alice", card, "approve");
       await platform.waitForDecision(card, "approved");
       await platform.waitForRunsEnded(thread, "Deployed, and noted.");
       const next = e2e().requests(tag)[1];
@@ -182,10 +183,10 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
 
     it("the reminder mentions the requester once in the thread, also after a heartbeat", async () => {
       const tag = e2e().tag(deploy("r1"), textReply("Deployed after the reminder."));
-      const thread = platform.start(tag, "deploy the api");
+      const thread = await platform.start(tag, "deploy the api");
       const [card] = (await platform.waitForCards(thread, 1)) as [Message];
-      await e2e().until("the reminder", () => platform.reminders(thread).length > 0);
-      const [reminder] = platform.reminders(thread) as [Message];
+      await e2e().until("the reminder", async () => (await platform.reminders(thread)).length > 0);
+      const [reminder] = (await platform.reminders(thread)) as [Message];
       expect(platform.textOf(reminder)).toBe(
         `${platform.mentionOf("alice")} \`deploy\` is waiting for your approval: use Approve or Deny on the card above.`,
       );
@@ -199,11 +200,11 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
         async () => (await e2e().redis.pttl(lease)) > before + 1_000,
         30_000,
       );
-      expect(platform.reminders(thread)).toHaveLength(1);
-      platform.click("alice", card, "approve");
+      expect(await platform.reminders(thread)).toHaveLength(1);
+      await platform.click("alice", card, "approve");
       await platform.waitForDecision(card, "approved");
       await platform.waitForRunsEnded(thread, "Deployed after the reminder.");
-      expect(platform.reminders(thread)).toHaveLength(1);
+      expect(await platform.reminders(thread)).toHaveLength(1);
       expect(toolResults(e2e().requests(tag)[1])).toEqual(["deployed api"]);
     });
 
@@ -215,16 +216,16 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
         ]),
         textReply("One deployed, one denied."),
       );
-      const thread = platform.start(tag, "deploy api and web");
+      const thread = await platform.start(tag, "deploy api and web");
       const [apiCard, webCard] = (await platform.waitForCards(thread, 2)) as [Message, Message];
       expect(platform.cardText(apiCard)).toContain("service: api");
       expect(platform.cardText(webCard)).toContain("service: web");
       // The second card first: deny it; the first stays pending.
-      platform.click("alice", webCard, "deny");
+      await platform.click("alice", webCard, "deny");
       await platform.waitForDecision(webCard, "denied");
-      platform.expectPending(apiCard);
+      await platform.expectPending(apiCard);
       expect(e2e().requests(tag)).toHaveLength(1);
-      platform.click("alice", apiCard, "approve");
+      await platform.click("alice", apiCard, "approve");
       await platform.waitForDecision(apiCard, "approved");
       await platform.waitForRunsEnded(thread, "One deployed, one denied.");
       expect(e2e().requests(tag)).toHaveLength(2);
@@ -232,7 +233,7 @@ export function describeInterruptsAndApprovalWaits<Thread, Message>(
       expect(results).toHaveLength(2);
       expect(results[0]).toBe("deployed api");
       expect(results[1]).toContain("denied by Alice");
-      expect(platform.cards(thread)).toHaveLength(2);
+      expect(await platform.cards(thread)).toHaveLength(2);
     });
   });
 }
