@@ -7,6 +7,7 @@ import {
   createGateway,
   createRunQueue,
   Intake,
+  playgroundKeys,
   type RunQueue,
   type RunsConfig,
 } from "../../src/runs/index.js";
@@ -47,7 +48,7 @@ export class Replayer {
     const redis = new Redis(url, { maxRetriesPerRequest: null });
     const bull = new Redis(url, { maxRetriesPerRequest: null });
     for (const connection of [redis, bull]) connection.on("error", () => {});
-    const outbound = createPlaygroundPlatform({ redis, prefix: config.prefix }).outbound;
+    const outbound = createPlaygroundPlatform({ redis, keys: playgroundKeys(config.prefix) }).outbound;
     const queue = createRunQueue(bull, config.prefix);
     const inbound = createGateway({ intake: new Intake(redis, queue, config), outbound, config });
     return new Replayer(redis, bull, queue, inbound, config);

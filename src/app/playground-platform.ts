@@ -1,5 +1,6 @@
 import type { Env } from "../config/index.js";
 import { createPlaygroundPlatform, type PlaygroundPlatform } from "../playground/index.js";
+import { playgroundKeys } from "../runs/index.js";
 import { missingModelHint } from "./model-hint.js";
 import type { PlatformDeps } from "./platforms.js";
 
@@ -19,7 +20,7 @@ export function wantsPlayground(env: Env): boolean {
 export function playgroundPlatform({ env, redis, log, config }: PlatformDeps): PlaygroundPlatform {
   const options: Parameters<typeof createPlaygroundPlatform>[0] = {
     redis,
-    prefix: env.THREADLINE_PREFIX,
+    keys: playgroundKeys(env.THREADLINE_PREFIX),
     port: env.PLAYGROUND_PORT ?? env.PORT,
     host: env.PLAYGROUND_HOST,
     allowedHosts: env.PLAYGROUND_ALLOWED_HOSTS,

@@ -12,7 +12,7 @@ export {
   playgroundThread,
   threadTitle,
 } from "./api.js";
-export { type PlaygroundKeys, type PlaygroundThreadKeys, playgroundKeys } from "./keys.js";
+export type { PlaygroundKeys, PlaygroundThreadKeys } from "./keys.js";
 export { LiveUpdates } from "./live.js";
 export { PLAYGROUND_BOT, PLAYGROUND_LIMITS, PlaygroundOutbound } from "./outbound.js";
 export {

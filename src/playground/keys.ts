@@ -1,6 +1,7 @@
 /**
- * Every Redis key and channel of the playground is built here. Per-thread keys share the hash tag
- * `{pg:<thread>}`, so the multi-key transaction of a post also works on Redis Cluster.
+ * The shape of the playground's Redis keys and channel. They are built in `src/runs/keys.ts`
+ * (`playgroundKeys`), with every other key, and handed to the playground by the app. Per-thread keys share
+ * the hash tag `{pg:<thread>}`, so the multi-key transaction of a post also works on Redis Cluster.
  */
 
 /** Keys of one playground thread. */
@@ -26,22 +27,4 @@ export interface PlaygroundKeys {
   /** Pub/sub channel carrying every change as JSON (see `PlaygroundEvent`). */
   events: string;
   thread(threadId: string): PlaygroundThreadKeys;
-}
-
-/** The playground's keys under `prefix` (`THREADLINE_PREFIX`). */
-export function playgroundKeys(prefix: string): PlaygroundKeys {
-  const base = `${prefix}:playground`;
-  return {
-    threads: `${base}:threads`,
-    events: `${base}:events`,
-    thread(threadId) {
-      const tagged = `${base}:{pg:${threadId}}`;
-      return {
-        messages: `${tagged}:messages`,
-        order: `${tagged}:order`,
-        reactions: `${tagged}:reactions`,
-        meta: `${tagged}:meta`,
-      };
-    },
-  };
 }

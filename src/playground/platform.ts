@@ -10,6 +10,7 @@ import {
   type ReactionNames,
 } from "../chat/index.js";
 import { PlaygroundActions } from "./api.js";
+import type { PlaygroundKeys } from "./keys.js";
 import { LiveUpdates } from "./live.js";
 import { PLAYGROUND_BOT, PlaygroundOutbound } from "./outbound.js";
 import { createPlaygroundServer, type PlaygroundLogger } from "./server.js";
@@ -22,8 +23,11 @@ export interface PlaygroundPlatformOptions {
    * also opens one subscriber connection with `redis.duplicate()` for live updates, closed by `stop`.
    */
   redis: Redis | Cluster;
-  /** Key prefix (`THREADLINE_PREFIX`); gateways and workers must agree on it. */
-  prefix: string;
+  /**
+   * Its Redis keys (`playgroundKeys(THREADLINE_PREFIX)` from `src/runs/keys.ts`); gateways and workers must
+   * agree on them.
+   */
+  keys: PlaygroundKeys;
   /** Port the gateway serves on. Default 3000; `0` picks a free port (see {@link PlaygroundPlatform.url}). */
   port?: number;
   /**
@@ -62,7 +66,7 @@ const SILENT: PlaygroundLogger = { info() {}, warn() {}, error() {} };
  */
 export function createPlaygroundPlatform(options: PlaygroundPlatformOptions): PlaygroundPlatform {
   const log = options.log ?? SILENT;
-  const storeOptions: ConstructorParameters<typeof PlaygroundStore>[1] = { prefix: options.prefix };
+  const storeOptions: ConstructorParameters<typeof PlaygroundStore>[1] = { keys: options.keys };
   if (options.retentionMs !== undefined) storeOptions.retentionMs = options.retentionMs;
   const store = new PlaygroundStore(options.redis, storeOptions);
   const outbound = new PlaygroundOutbound(store, PLAYGROUND_BOT);

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from "ioredis";
 import type { ApprovalCard, ChatUser } from "../chat/index.js";
-import { type PlaygroundKeys, playgroundKeys } from "./keys.js";
+import type { PlaygroundKeys } from "./keys.js";
+
 import type {
   PlaygroundEvent,
   PlaygroundMessage,
@@ -33,8 +34,8 @@ export class PlaygroundError extends Error {
 
 /** Options of {@link PlaygroundStore}. */
 export interface PlaygroundStoreOptions {
-  /** Key prefix (`THREADLINE_PREFIX`). */
-  prefix: string;
+  /** Its Redis keys: `playgroundKeys(THREADLINE_PREFIX)` from `src/runs/keys.ts`, handed over by the app. */
+  keys: PlaygroundKeys;
   /** How long a thread lives after its last message. Default 30 days. */
   retentionMs?: number;
 }
@@ -112,7 +113,7 @@ export class PlaygroundStore {
 
   constructor(redis: RedisClient, options: PlaygroundStoreOptions) {
     this.redis = withScripts(redis);
-    this.keys = playgroundKeys(options.prefix);
+    this.keys = options.keys;
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   }
 

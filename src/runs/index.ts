@@ -25,6 +25,7 @@ export type { IntakeRetryPolicy } from "./intake-retry.js";
 export {
   discordRestBudgetPrefix,
   eventsChannel,
+  playgroundKeys,
   queuePrefix,
   type SlackKeys,
   slackKeys,

@@ -174,10 +174,36 @@ export function slackKeys(prefix: string): SlackKeys {
   };
 }
 
-/** Key prefix of Discord's global REST budget counters (shared by every gateway and worker of the bot). */
+/**
+ * Key prefix of Discord's global REST budget counters (shared by every gateway and worker of the bot): the
+ * budget counts every request under it and the low-priority share under `…:low`.
+ */
 export function discordRestBudgetPrefix(prefix: string): string {
   return `${prefix}:discord:rest`;
 }
 
 /** The BullMQ queue that carries runs. */
 export const RUN_QUEUE = "runs";
+
+/**
+ * The playground's keys under `prefix` (the shape and meaning of each: `PlaygroundKeys` in
+ * `src/playground/keys.ts`): `<prefix>:playground:threads|events` and, per thread, `messages`, `order`,
+ * `reactions` and `meta` under `<prefix>:playground:{pg:<thread>}`, so the multi-key transaction of a post
+ * also works on Redis Cluster.
+ */
+export function playgroundKeys(prefix: string) {
+  const base = `${prefix}:playground`;
+  return {
+    threads: `${base}:threads`,
+    events: `${base}:events`,
+    thread(threadId: string) {
+      const tagged = `${base}:{pg:${threadId}}`;
+      return {
+        messages: `${tagged}:messages`,
+        order: `${tagged}:order`,
+        reactions: `${tagged}:reactions`,
+        meta: `${tagged}:meta`,
+      };
+    },
+  };
+}

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from "vitest";
 import type { ThreadRef } from "../../src/chat/index.js";
 import { createDiscordRest, DiscordOutbound, UNLIMITED_BUDGET } from "../../src/discord/index.js";
 import { PLAYGROUND_BOT, PlaygroundOutbound, PlaygroundStore } from "../../src/playground/index.js";
+import { playgroundKeys } from "../../src/runs/index.js";
 import { createSlackPlatform } from "../../src/slack/index.js";
 import { FakeDiscordServer } from "../fakes/discord-server.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
@@ -95,7 +96,7 @@ describeChatOutbound("PlaygroundOutbound (real Redis)", async () => {
   const redis = connect();
   await requireRedis(redis);
   const prefix = uniquePrefix("outbound-contract");
-  const store = new PlaygroundStore(redis, { prefix });
+  const store = new PlaygroundStore(redis, { keys: playgroundKeys(prefix) });
   const outbound = new PlaygroundOutbound(store);
   const alice = { id: "U0ALICE", name: "Alice" };
   const threadKey = `t-${randomUUID()}`;

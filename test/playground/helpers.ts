@@ -14,6 +14,7 @@ import {
   type PlaygroundPlatform,
   PlaygroundStore,
 } from "../../src/playground/index.js";
+import { playgroundKeys } from "../../src/runs/index.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
 /** One event a {@link RecordingInbound} received. */
@@ -61,9 +62,13 @@ export class PlaygroundFixture {
   private readonly streams: EventStream[] = [];
 
   constructor() {
-    this.gateway = createPlaygroundPlatform({ redis: this.redis, prefix: this.prefix, port: 0 });
-    this.worker = createPlaygroundPlatform({ redis: this.workerRedis, prefix: this.prefix });
-    this.store = new PlaygroundStore(this.redis, { prefix: this.prefix });
+    this.gateway = createPlaygroundPlatform({
+      redis: this.redis,
+      keys: playgroundKeys(this.prefix),
+      port: 0,
+    });
+    this.worker = createPlaygroundPlatform({ redis: this.workerRedis, keys: playgroundKeys(this.prefix) });
+    this.store = new PlaygroundStore(this.redis, { keys: playgroundKeys(this.prefix) });
   }
 
   async start(): Promise<this> {

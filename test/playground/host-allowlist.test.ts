@@ -2,6 +2,7 @@ import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/config/index.js";
 import { createPlaygroundPlatform, type PlaygroundPlatform } from "../../src/playground/index.js";
+import { playgroundKeys } from "../../src/runs/index.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 import { RecordingInbound } from "./helpers.js";
 
@@ -32,7 +33,7 @@ async function startPlayground(host: string, allowedHosts?: string[]): Promise<S
   };
   const platform = createPlaygroundPlatform({
     redis,
-    prefix,
+    keys: playgroundKeys(prefix),
     port: 0,
     host,
     log,

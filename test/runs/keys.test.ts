@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { threadId } from "../../src/chat/index.js";
 import { discordRestBudgetPrefix, slackKeys } from "../../src/runs/index.js";
-import { eventsChannel, pendingStartsKey, queuePrefix, spendKey, threadKeys } from "../../src/runs/keys.js";
+import {
+  eventsChannel,
+  pendingStartsKey,
+  playgroundKeys,
+  queuePrefix,
+  spendKey,
+  threadKeys,
+} from "../../src/runs/keys.js";
 
 // Every key holds data written by earlier releases: their strings must not change.
 const slackThread = {
@@ -69,5 +76,16 @@ describe("adapter keys", () => {
 
   it("puts Discord's REST budget under <prefix>:discord:rest", () => {
     expect(discordRestBudgetPrefix("tl")).toBe("tl:discord:rest");
+  });
+
+  it("puts the playground's threads under <prefix>:playground, each thread's keys with the {pg:<thread>} tag", () => {
+    const keys = playgroundKeys("tl");
+    expect([keys.threads, keys.events]).toEqual(["tl:playground:threads", "tl:playground:events"]);
+    expect(keys.thread("t1")).toEqual({
+      messages: "tl:playground:{pg:t1}:messages",
+      order: "tl:playground:{pg:t1}:order",
+      reactions: "tl:playground:{pg:t1}:reactions",
+      meta: "tl:playground:{pg:t1}:meta",
+    });
   });
 });
