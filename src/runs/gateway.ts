@@ -4,11 +4,11 @@ import { EarlyAcks } from "./early-acks.js";
 import { decideClick, openApprovalForm } from "./gateway-approvals.js";
 import { GatewayChat, showSubmitted } from "./gateway-chat.js";
 import { reactionChange, stopFor } from "./gateway-reactions.js";
+import { traceGatewayOutbound, traceIntake, traceSubmit } from "./gateway-tracing.js";
 import type { Intake } from "./intake.js";
 import { DEFAULT_INTAKE_RETRY, DurableSubmit, type IntakeRetryPolicy } from "./intake-retry.js";
 import type { RunLogger } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
-import { traceGatewayOutbound, traceIntake, traceSubmit } from "./tracing.js";
 
 export { approvalWaitingNotice, NOT_STORED_NOTICE } from "./gateway-chat.js";
 

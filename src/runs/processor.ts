@@ -5,9 +5,9 @@ import { priceTable } from "./pricing.js";
 import type { RunJobData } from "./queue.js";
 import type { RedisClient } from "./redis-client.js";
 import { type RunAttempts, RunSession } from "./run-session.js";
+import { RunTracer } from "./run-tracer.js";
 import type { AgentSetup, OutboundResolver, RunLogger, RunObserver } from "./setup.js";
 import { ThreadScripts } from "./thread-scripts.js";
-import { RunTracer } from "./tracing.js";
 
 export { RunInterruptedError } from "./run-session.js";
 

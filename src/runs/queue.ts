@@ -1,7 +1,8 @@
 import { type DefaultJobOptions, type Processor, Queue, Worker, type WorkerOptions } from "bullmq";
+import { traceEnqueue } from "./gateway-tracing.js";
 import { queuePrefix, RUN_QUEUE } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
-import { type TraceCarrier, traceEnqueue } from "./tracing.js";
+import type { TraceCarrier } from "./tracing-core.js";
 
 /** The BullMQ queue of runs. */
 export type RunQueue = Queue<RunJobData, void, string>;
