@@ -113,6 +113,55 @@ export function countTextTokens(parts: readonly string[], tokenize: SliceTokeniz
   return Math.ceil((sampledTokens / sampledChars) * total);
 }
 
+/**
+ * Raw o200k counts (no safety factor, thinking not counted) of messages, by message object: filled by every
+ * default counter and by {@link rememberMessageTokens} for messages read back from storage with their
+ * count, so a message is tokenized once, not once per process and run.
+ */
+const knownMessageTokens = new WeakMap<object, number>();
+
+/** Per-message framing and the texts of one message, as {@link createTokenCounter} counts them. */
+function rawMessageTokens(message: AgentMessage, tokenize: SliceTokenizer, countThinking: boolean): number {
+  const m = message as { role?: string; content?: unknown };
+  let tokens = MESSAGE_OVERHEAD;
+  if (typeof m.content === "string") return tokens + countTextTokens([m.content], tokenize);
+  if (!Array.isArray(m.content)) return tokens + countTextTokens([JSON.stringify(message)], tokenize);
+  // Every text of the message is counted in one bounded pass.
+  const parts: string[] = [];
+  for (const block of m.content as { type?: string; [key: string]: unknown }[]) {
+    if (block.type === "text") parts.push(String(block.text ?? ""));
+    else if (block.type === "image") tokens += IMAGE_TOKENS;
+    else if (block.type === "toolCall") {
+      parts.push(String(block.name), JSON.stringify(block.arguments) ?? "");
+      tokens += 8;
+    } else if (block.type === "thinking" && countThinking) parts.push(String(block.thinking ?? ""));
+  }
+  if (m.role === "toolResult") tokens += 6;
+  return tokens + countTextTokens(parts, tokenize);
+}
+
+/**
+ * The raw token count of a message as a default counter (o200k, no safety factor, thinking not counted)
+ * sees it, remembered for the message object: what a transcript stores with the message (see
+ * {@link rememberMessageTokens}).
+ */
+export function messageTokens(message: AgentMessage): number {
+  let tokens = knownMessageTokens.get(message as object);
+  if (tokens === undefined) {
+    tokens = rawMessageTokens(message, o200k, false);
+    knownMessageTokens.set(message as object, tokens);
+  }
+  return tokens;
+}
+
+/**
+ * Tells every default counter the raw count of a message read back from storage (the {@link messageTokens}
+ * stored with it), so it is not tokenized again. The message must be unchanged since it was counted.
+ */
+export function rememberMessageTokens(message: AgentMessage, tokens: number): void {
+  if (Number.isInteger(tokens) && tokens >= 0) knownMessageTokens.set(message as object, tokens);
+}
+
 /** Counts tokens of what a request carries, with the safety factor applied. */
 export interface TokenCounter {
   /** Tokens of a piece of text (long texts are remembered: system prompts repeat every request). */
@@ -163,24 +212,10 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
   const raw = (text: string) => countTextTokens([text], tokenize);
   const scale = (tokens: number) => Math.ceil(tokens * factor);
 
-  const rawMessage = (message: AgentMessage): number => {
-    const m = message as { role?: string; content?: unknown };
-    let tokens = MESSAGE_OVERHEAD;
-    if (typeof m.content === "string") return tokens + raw(m.content);
-    if (!Array.isArray(m.content)) return tokens + raw(JSON.stringify(message));
-    // Every text of the message is counted in one bounded pass.
-    const parts: string[] = [];
-    for (const block of m.content as { type?: string; [key: string]: unknown }[]) {
-      if (block.type === "text") parts.push(String(block.text ?? ""));
-      else if (block.type === "image") tokens += IMAGE_TOKENS;
-      else if (block.type === "toolCall") {
-        parts.push(String(block.name), JSON.stringify(block.arguments) ?? "");
-        tokens += 8;
-      } else if (block.type === "thinking" && options.countThinking) parts.push(String(block.thinking ?? ""));
-    }
-    if (m.role === "toolResult") tokens += 6;
-    return tokens + countTextTokens(parts, tokenize);
-  };
+  // The default counting is shared by every default counter (and stored with transcript messages).
+  const shared = options.tokenizer === undefined && !options.countThinking;
+  const rawMessage = (message: AgentMessage): number =>
+    shared ? messageTokens(message) : rawMessageTokens(message, tokenize, options.countThinking ?? false);
 
   return {
     text: (text) => scale(text.length >= 256 ? remembered(text) : raw(text)),

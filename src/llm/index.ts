@@ -23,6 +23,8 @@ export {
   type ContextWindowInfo,
   contextWindowFor,
   createTokenCounter,
+  messageTokens,
+  rememberMessageTokens,
   type TokenCounter,
   type TokenCounterOptions,
   UNKNOWN_CONTEXT_WINDOW,

@@ -1,6 +1,11 @@
 import type { AgentMessage } from "../agent/index.js";
 import type { ChatUser } from "../chat/index.js";
-import { asContextSummary, CONTEXT_SUMMARY_ROLE, messageFingerprint } from "../llm/index.js";
+import {
+  asContextSummary,
+  CONTEXT_SUMMARY_ROLE,
+  messageFingerprint,
+  rememberMessageTokens,
+} from "../llm/index.js";
 import { threadKeys } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
 import { readThreadSettings, type ThreadSettings } from "./thread-settings.js";
@@ -196,12 +201,29 @@ export class ThreadStore {
   }
 }
 
+/**
+ * The field a persisted message's entry carries its token count in (`messageTokens`: o200k, no safety
+ * factor). It is taken off when the entry is read: the message is as the run persisted it.
+ */
+export const STORED_TOKENS_FIELD = "tlTokens";
+
+/** One stored entry as the message it holds, its token count remembered; throws on invalid JSON. */
+export function parseEntry(entry: string): AgentMessage {
+  const message = JSON.parse(entry) as AgentMessage & { [STORED_TOKENS_FIELD]?: unknown };
+  const tokens = message[STORED_TOKENS_FIELD];
+  if (tokens !== undefined) {
+    delete message[STORED_TOKENS_FIELD];
+    if (typeof tokens === "number") rememberMessageTokens(message, tokens);
+  }
+  return message;
+}
+
 /** Transcript entries as stored (JSON per list element); a corrupt entry is dropped rather than blocking the thread forever. */
 export function parseTranscript(raw: readonly string[]): AgentMessage[] {
   const messages: AgentMessage[] = [];
   for (const entry of raw) {
     try {
-      messages.push(JSON.parse(entry) as AgentMessage);
+      messages.push(parseEntry(entry));
     } catch {
       // dropped, see above
     }
@@ -281,7 +303,7 @@ export class TranscriptCache {
       let message = cached !== undefined && cached.raw === entry ? cached.message : undefined;
       if (message === undefined) {
         try {
-          message = JSON.parse(entry) as AgentMessage;
+          message = parseEntry(entry);
         } catch {
           continue; // dropped, see parseTranscript
         }
@@ -376,7 +398,7 @@ function newestSummary(entries: readonly string[]): StoredSummaryPosition | unde
 
 function fingerprintIs(entry: string, fingerprint: string): boolean {
   try {
-    return messageFingerprint(JSON.parse(entry) as AgentMessage) === fingerprint;
+    return messageFingerprint(parseEntry(entry)) === fingerprint;
   } catch {
     return false;
   }

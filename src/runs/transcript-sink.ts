@@ -1,8 +1,9 @@
 import type { AgentMessage, AssistantMessage } from "../agent/index.js";
-import { asContextSummary, isContextSummary } from "../llm/index.js";
+import { asContextSummary, isContextSummary, messageTokens } from "../llm/index.js";
 import type { Lease } from "./lease.js";
 import { type CallRecord, callKey } from "./recovery.js";
 import type { DrainedEntry, ThreadScripts } from "./thread-scripts.js";
+import { STORED_TOKENS_FIELD } from "./thread-store.js";
 
 /** Which queue a drained message came from. */
 export type DrainKind = "prompt" | "steer" | "followUp" | "interrupt";
@@ -118,9 +119,11 @@ export class TranscriptSink {
       }
       return drained;
     }
+    // Stored with its token count: a later run (in any worker) need not tokenize it again.
+    const stored = { ...message, [STORED_TOKENS_FIELD]: messageTokens(message) };
     const appended = await this.settled(
       this.scripts.append(this.threadId, { token: this.lease.token, retention: this.retentionMs }, [
-        JSON.stringify(message),
+        JSON.stringify(stored),
       ]),
     );
     if (appended.kind === "lost") this.lease.lose();

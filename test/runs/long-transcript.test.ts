@@ -6,8 +6,10 @@ import { SUMMARY_PREFIX } from "../../src/llm/context-summary.js";
 import {
   CONTEXT_SUMMARY_ROLE,
   type ContextSummaryMessage,
+  createTokenCounter,
   isContextSummary,
   messageFingerprint,
+  messageTokens,
   type SummarizeInput,
 } from "../../src/llm/index.js";
 import { threadKeys } from "../../src/runs/keys.js";
@@ -273,6 +275,37 @@ describe("what the model sees of a long thread", () => {
       }
     });
   }
+});
+
+describe("token counts stored with the transcript", () => {
+  let h: RunsHarness;
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it("are written with each persisted message, taken off on reading, and used instead of tokenizing", async () => {
+    h = await new RunsHarness({
+      agent: { contextTransform: createContextManager({ contextWindow: 100_000 }) },
+      script: [{ text: "an answer with a few words in it" }],
+    }).start();
+    const thread = h.thread();
+    await h.runFinished(await h.mention(thread, "a question", alice));
+    const raw = await h.redis.lrange(h.keys(thread).transcript, 0, -1);
+    const answer = JSON.parse(raw.at(-1)!) as { role: string; tlTokens?: number };
+    expect(answer.role).toBe("assistant");
+    const { tlTokens, ...message } = answer;
+    expect(tlTokens).toBe(messageTokens(JSON.parse(JSON.stringify(message)) as AgentMessage));
+
+    const loaded = await h.store.loadTranscript(threadId(thread));
+    expect(loaded.at(-1)).toEqual(message);
+    expect(loaded.at(-1)).not.toHaveProperty("tlTokens");
+
+    // A count read back is what every default counter uses (a made-up one proves it is not recounted).
+    const [entry] = parseTranscript([JSON.stringify({ ...message, tlTokens: 12_345 })]);
+    expect(createTokenCounter().message(entry!)).toBe(12_345);
+    expect(createTokenCounter({ safetyFactor: 1.05 }).message(entry!)).toBe(Math.ceil(12_345 * 1.05));
+    expect(createTokenCounter({ countThinking: true }).message(entry!)).toBe(tlTokens);
+  });
 });
 
 describe("TranscriptSink positions when it starts later in the transcript", () => {
