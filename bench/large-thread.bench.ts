@@ -14,6 +14,7 @@
  * Prints PASS/FAIL against the targets (≤ 100 ms; ≤ 1.2×).
  *
  *   npm run bench:thread -- [--messages 10000] [--threads 3] [--runs 6] [--turns 5] [--window <tokens>] [--profile <file>]
+ *     [--no-stored-counts]
  *
  * The long thread is what Threadline itself would have stored: user messages, assistant answers and tool
  * calls, tool results of a few hundred bytes each, and a context summary appended each time the model's
@@ -32,6 +33,7 @@ import {
   type ContextSummaryMessage,
   contextWindowFor,
   messageFingerprint,
+  messageTokens,
 } from "../src/llm/index.js";
 import { createRunQueue, DEFAULT_LOOP_GUARD, Intake, runsConfig, startRunWorker } from "../src/runs/index.js";
 import { threadKeys } from "../src/runs/keys.js";
@@ -178,7 +180,7 @@ function sentence(seed: number, bytes: number): string {
  * assistant answer, each a few hundred bytes, with a context summary appended whenever the messages since
  * the last one pass the model's window (covering all but the newest half of the budget, as step 3 does).
  */
-export function longTranscript(count: number, budgetTokens: number, salt = 0): string[] {
+export function longTranscript(count: number, budgetTokens: number, salt = 0, storedCounts = true): string[] {
   const entries: string[] = [];
   const body: object[] = [];
   const positions: number[] = [];
@@ -187,7 +189,14 @@ export function longTranscript(count: number, budgetTokens: number, salt = 0): s
   const tokensPerMessage = 90; // about what the messages below count
   const push = (message: object) => {
     positions.push(entries.length);
-    entries.push(JSON.stringify(message));
+    // As runs store them: answers and tool results with their token count (`--no-stored-counts` leaves
+    // it out, as in transcripts stored before counts were), user messages (from the gateway) without.
+    const role = (message as { role: string }).role;
+    entries.push(
+      JSON.stringify(
+        storedCounts && role !== "user" ? { ...message, tlTokens: messageTokens(message as never) } : message,
+      ),
+    );
     body.push(message);
     sinceSummary += tokensPerMessage;
     if (sinceSummary > budgetTokens) {
@@ -288,6 +297,7 @@ function options() {
       window: { type: "string" },
       child: { type: "string" },
       profile: { type: "string" },
+      "no-stored-counts": { type: "boolean", default: false },
     },
     allowPositionals: true,
   });
@@ -299,6 +309,7 @@ function options() {
     window: values.window === undefined ? undefined : Number(values.window),
     child: values.child,
     profile: values.profile,
+    storedCounts: !values["no-stored-counts"],
   };
 }
 
@@ -387,7 +398,7 @@ async function main(): Promise<void> {
   const seedStart = performance.now();
   let storedBytes = 0;
   for (const [t, thread] of longThreads.entries()) {
-    const entries = longTranscript(opts.messages, budget, t * 1_000_003);
+    const entries = longTranscript(opts.messages, budget, t * 1_000_003, opts.storedCounts);
     const transcript = threadKeys(prefix, threadId(thread)).transcript;
     for (let i = 0; i < entries.length; i += 1000) {
       await redis.rpush(transcript, ...entries.slice(i, i + 1000));
@@ -397,7 +408,12 @@ async function main(): Promise<void> {
   // The control: a short thread whose messages fill about as much of the window as the long thread's
   // requests carry (no summary needed), so 10k vs it isolates the thread's length from the request's size.
   const windowThread = ref("window");
-  const windowEntries = longTranscript(Math.floor((budget * 0.75) / 90), budget * 10, 7_777_777);
+  const windowEntries = longTranscript(
+    Math.floor((budget * 0.75) / 90),
+    budget * 10,
+    7_777_777,
+    opts.storedCounts,
+  );
   await redis.rpush(threadKeys(prefix, threadId(windowThread)).transcript, ...windowEntries);
   const seedMs = performance.now() - seedStart;
 
