@@ -44,7 +44,8 @@ function target(
 /** Which src folders each folder may import (besides itself). */
 const ALLOWED_FOLDERS: Record<string, string[]> = {
   agent: [],
-  llm: ["agent"],
+  http: [],
+  llm: ["agent", "http"],
   context: ["agent", "llm"],
   tools: ["agent"],
   chat: ["agent"],

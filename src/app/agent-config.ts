@@ -6,8 +6,11 @@ import {
   createModelSummarizer,
   createTokenCounter,
   defaultMaxTokens,
-  type OpenAIModelInit,
+  type ModelInit,
+  type ProviderEnvSettings,
+  type ProviderModule,
   type ProviderOptions,
+  providerModule,
 } from "../llm/index.js";
 import type { AgentSetup, RunLogger, RunTool, ToolRunContext } from "../runs/index.js";
 import {
@@ -21,34 +24,57 @@ import {
 /** Root of the per-thread workspaces unless `workspaceDir` / `THREADLINE_WORKSPACE_DIR` say otherwise. */
 export const DEFAULT_WORKSPACE_DIR = ".threadline/workspaces";
 
-/** Model and provider settings from the environment refined by the config module. */
-export function modelSettings(
-  env: Env,
-  config: ThreadlineConfig,
-): { model: OpenAIModelInit; provider: ProviderOptions; window: ContextWindowInfo } {
+/** The model provider in use: the built-in one `THREADLINE_MODEL_PROVIDER` names (default `openai`). */
+export function activeProvider(env: Env): ProviderModule {
+  return providerModule(env.THREADLINE_MODEL_PROVIDER);
+}
+
+/** The active provider's variables in shared terms (model, key, endpoint, timeouts). */
+export function providerEnv(env: Env): { module: ProviderModule; settings: ProviderEnvSettings } {
+  const module = activeProvider(env);
+  return { module, settings: module.fromEnv(env) };
+}
+
+/** The model in use: its provider, and its settings from the environment refined by the config module. */
+export interface ModelConfiguration {
+  /** The active provider ({@link activeProvider}). */
+  module: ProviderModule;
+  /** What the provider's `model` builds the model from. */
+  model: ModelInit;
+  /** The settings of the provider's stream function. */
+  provider: ProviderOptions;
+  window: ContextWindowInfo;
+}
+
+/** Model and provider settings: the active provider's variables, refined by the config module's `model`. */
+export function modelSettings(env: Env, config: ThreadlineConfig): ModelConfiguration {
+  const { module, settings: fromEnv } = providerEnv(env);
   const settings = config.model ?? {};
-  const id = settings.id ?? env.OPENAI_MODEL;
-  const window = contextWindowFor(id, settings.contextWindow ?? env.OPENAI_CONTEXT_WINDOW);
-  const model: OpenAIModelInit = { id, contextWindow: window.tokens };
-  const provider: ProviderOptions = {};
-  if (env.OPENAI_API_KEY) provider.apiKey = env.OPENAI_API_KEY;
-  if (env.OPENAI_BASE_URL) {
-    provider.baseURL = env.OPENAI_BASE_URL;
-    model.baseUrl = env.OPENAI_BASE_URL;
+  const id = settings.id ?? fromEnv.model;
+  const window = (module.contextWindow ?? contextWindowFor)(
+    id,
+    settings.contextWindow ?? fromEnv.contextWindow,
+  );
+  const model: ModelInit = { id, contextWindow: window.tokens };
+  const provider: ProviderOptions = { apiKeyHint: module.variables.apiKey };
+  if (fromEnv.apiKey) provider.apiKey = fromEnv.apiKey;
+  if (fromEnv.baseURL) {
+    provider.baseURL = fromEnv.baseURL;
+    model.baseUrl = fromEnv.baseURL;
   }
   if (settings.maxOutputTokens !== undefined) {
     provider.maxTokens = settings.maxOutputTokens;
     model.maxTokens = settings.maxOutputTokens;
   }
-  provider.timeoutMs = settings.headerTimeoutMs ?? env.OPENAI_HEADER_TIMEOUT_MS;
-  provider.idleTimeoutMs = settings.idleTimeoutMs ?? env.OPENAI_IDLE_TIMEOUT_MS;
-  provider.maxOutputChars = settings.maxOutputChars ?? env.OPENAI_MAX_OUTPUT_CHARS;
-  provider.thinkTags = settings.thinkTags ?? env.OPENAI_THINK_TAGS;
+  provider.timeoutMs = settings.headerTimeoutMs ?? fromEnv.headerTimeoutMs;
+  provider.idleTimeoutMs = settings.idleTimeoutMs ?? fromEnv.idleTimeoutMs;
+  provider.maxOutputChars = settings.maxOutputChars ?? fromEnv.maxOutputChars;
+  provider.thinkTags = settings.thinkTags ?? fromEnv.thinkTags;
   if (settings.temperature !== undefined) provider.temperature = settings.temperature;
   if (settings.reasoning !== undefined) provider.reasoning = settings.reasoning;
   if (settings.headers !== undefined) provider.headers = settings.headers;
   if (settings.prices !== undefined) model.cost = settings.prices;
-  return { model, provider, window };
+  return { module, model, provider, window };
 }
 
 /** Where a worker's tools come from besides the config module (each list checked by its loader). */

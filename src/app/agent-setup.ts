@@ -2,11 +2,9 @@ import type { Model } from "../agent/index.js";
 import { ConfigError, type Env, type ThreadlineConfig } from "../config/index.js";
 import {
   createConvertToLlm,
-  DEFAULT_OPENAI_BASE_URL,
   displayBaseURL,
   formatLimit,
   type ModelProvider,
-  openAIModel,
   type ProviderOptions,
   providerFor,
   UnknownProviderError,
@@ -24,13 +22,14 @@ export const DEFAULT_SYSTEM_PROMPT = [
 ].join(" ");
 
 /**
- * The agent every run gets: the configured model with the stream function of its provider (looked up by
- * `model.api` in the provider registry, see {@link providerFor}), the system prompt, the tools (`tools` —
+ * The agent every run gets: the configured model, built by the active provider (`THREADLINE_MODEL_PROVIDER`,
+ * see {@link modelSettings}), with the stream function of its provider (looked up by `model.api` in the
+ * provider registry, see {@link providerFor}), the system prompt, the tools (`tools` —
  * the tools module's —, built-ins, the config module's and MCP servers', one per name as
  * `TOOL_PRECEDENCE` (agent-config.ts) says, bound per run to the thread's workspace),
  * and a context manager that keeps requests inside the model's window (learned from the server and its
- * "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (no `OPENAI_API_KEY`, no
- * `OPENAI_BASE_URL`) every run ends with a sentence saying what to set. With one, logs the model, endpoint
+ * "context exceeded" errors, see {@link adaptiveModelWindow}). Without a model (neither the provider's key
+ * nor its endpoint, e.g. `OPENAI_API_KEY` / `OPENAI_BASE_URL`) every run ends with a sentence saying what to set. With one, logs the model, endpoint
  * and timeouts in use on `settings.log` (once: this runs at worker start-up).
  * @throws ConfigError when no provider is registered for the model's `api`.
  */
@@ -40,11 +39,11 @@ export function agentSetupFromEnv(
   settings: AgentSetupSettings = {},
 ): AgentSetup {
   const config = settings.config ?? {};
-  const { model: modelOptions, provider: options, window } = modelSettings(env, config);
-  const model = openAIModel(modelOptions);
+  const { module, model: modelOptions, provider: options, window } = modelSettings(env, config);
+  const model = module.model(modelOptions);
   const provider = configuredProvider(model);
   const hint = missingModelHint(env);
-  const adaptive = adaptiveModelWindow(env, config, window, options, settings.log, provider);
+  const adaptive = adaptiveModelWindow(model.id, config, window, options, settings.log, provider);
   const setup: AgentSetup = {
     model,
     streamFn: hint ? unconfiguredModelStreamFn(hint) : provider.streamFn(options),
@@ -54,8 +53,13 @@ export function agentSetupFromEnv(
   };
   setup.contextTransform = adaptive.contextTransform(setup);
   // Without a model the gateway already warns with the hint; the worker names the model it uses.
-  if (!hint)
-    settings.log?.info(modelInUse(model, options, window.source), describeModelInUse(model, options));
+  if (!hint) {
+    const endpoint = displayBaseURL(model.baseUrl ?? options.baseURL ?? module.defaultBaseURL);
+    settings.log?.info(
+      modelInUse(model, endpoint, options, window.source),
+      describeModelInUse(model, endpoint, options),
+    );
+  }
   return setup;
 }
 
@@ -84,17 +88,20 @@ function configuredProvider(model: Model): ModelProvider {
   }
 }
 
-/** The endpoint without credentials or query (an Azure-style `?api-key=` never reaches the log). */
-function endpointOf(model: Model, options: ProviderOptions): string {
-  return displayBaseURL(model.baseUrl ?? options.baseURL ?? DEFAULT_OPENAI_BASE_URL);
-}
-
-/** The start-up log's fields: what every request of this worker will use. */
-function modelInUse(model: Model, options: ProviderOptions, windowSource: string): Record<string, unknown> {
+/**
+ * The start-up log's fields: what every request of this worker will use. `endpoint` is shown without
+ * credentials or query (`displayBaseURL`: an Azure-style `?api-key=` never reaches the log).
+ */
+function modelInUse(
+  model: Model,
+  endpoint: string,
+  options: ProviderOptions,
+  windowSource: string,
+): Record<string, unknown> {
   return {
     model: model.id,
     api: model.api,
-    endpoint: endpointOf(model, options),
+    endpoint,
     contextWindow: model.contextWindow,
     contextWindowSource: windowSource,
     headerTimeoutMs: options.timeoutMs,
@@ -104,10 +111,10 @@ function modelInUse(model: Model, options: ProviderOptions, windowSource: string
 }
 
 /** One sentence: `model gpt-4o at https://…/v1; header timeout 120 s, idle timeout off`. */
-function describeModelInUse(model: Model, options: ProviderOptions): string {
+function describeModelInUse(model: Model, endpoint: string, options: ProviderOptions): string {
   const limit = (ms: number | undefined) =>
     ms === undefined ? "default" : ms === 0 ? "off" : formatLimit(ms);
-  return `model ${model.id} at ${endpointOf(model, options)}; header timeout ${limit(options.timeoutMs)}, idle timeout ${limit(options.idleTimeoutMs)}`;
+  return `model ${model.id} at ${endpoint}; header timeout ${limit(options.timeoutMs)}, idle timeout ${limit(options.idleTimeoutMs)}`;
 }
 
 /** What {@link agentSetupFromEnv} takes besides the environment. */

@@ -1,15 +1,9 @@
 import { WebClient } from "@slack/web-api";
 import { Redis } from "ioredis";
 import type { Env } from "../config/index.js";
-import {
-  contextWindowFor,
-  DEFAULT_OPENAI_BASE_URL,
-  formatLimit,
-  openAIModel,
-  type ProbeOptions,
-  providerFor,
-} from "../llm/index.js";
+import { contextWindowFor, formatLimit, type ProbeOptions, providerFor } from "../llm/index.js";
 import { slackClientOptions } from "../slack/index.js";
+import { providerEnv } from "./agent-config.js";
 import { redisServerVersion } from "./embedded-redis.js";
 import { checkRedisCluster, clusterNodeAtUrl, within } from "./redis-check.js";
 
@@ -70,21 +64,20 @@ async function checkRedis(env: Env): Promise<DoctorCheck> {
   }
 }
 
+/** The active provider's endpoint check, with the settings in use (the provider's variables; no config module). */
 async function checkModel(env: Env): Promise<DoctorCheck> {
-  if (!env.OPENAI_API_KEY && !env.OPENAI_BASE_URL) {
-    return {
-      name: "Model",
-      ok: false,
-      detail: "no model is configured",
-      fix: "Set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server such as Ollama (OPENAI_BASE_URL=http://localhost:11434/v1 and OPENAI_MODEL=llama3.1).",
-    };
+  const { module, settings: vars } = providerEnv(env);
+  const names = module.variables;
+  if (vars.apiKey === undefined && vars.baseURL === undefined) {
+    return { name: "Model", ok: false, detail: "no model is configured", fix: `${module.setupHint}.` };
   }
   const options: ProbeOptions = {
-    baseURL: env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL,
-    model: env.OPENAI_MODEL,
+    baseURL: vars.baseURL ?? module.defaultBaseURL,
+    model: vars.model,
+    apiKeyHint: names.apiKey,
   };
-  if (env.OPENAI_API_KEY) options.apiKey = env.OPENAI_API_KEY;
-  const model = openAIModel({ id: env.OPENAI_MODEL });
+  if (vars.apiKey) options.apiKey = vars.apiKey;
+  const model = module.model({ id: vars.model });
   let probe: NonNullable<ReturnType<typeof providerFor>["probe"]> | undefined;
   try {
     probe = providerFor(model).probe;
@@ -105,18 +98,18 @@ async function checkModel(env: Env): Promise<DoctorCheck> {
     };
   }
   const result = await probe(options);
-  const known = contextWindowFor(env.OPENAI_MODEL, env.OPENAI_CONTEXT_WINDOW);
+  const known = (module.contextWindow ?? contextWindowFor)(vars.model, vars.contextWindow);
   const served = result.ok ? result.contextWindow : undefined;
   const window =
     known.source === "configured"
       ? `${Math.min(known.tokens, served ?? known.tokens)} tokens (configured${served !== undefined ? `; the server reports ${served}` : ""})`
       : served !== undefined
         ? `${served} tokens (reported by the server)`
-        : `${known.tokens} tokens (${known.source === "known" ? "known for this model" : "default; set OPENAI_CONTEXT_WINDOW"})`;
-  const settings = `model ${env.OPENAI_MODEL} at ${options.baseURL}; context window ${window}; header timeout ${formatLimit(env.OPENAI_HEADER_TIMEOUT_MS)}, idle timeout ${env.OPENAI_IDLE_TIMEOUT_MS === 0 ? "off" : formatLimit(env.OPENAI_IDLE_TIMEOUT_MS)}`;
+        : `${known.tokens} tokens (${known.source === "known" ? "known for this model" : `default; set ${names.contextWindow}`})`;
+  const settings = `model ${vars.model} at ${options.baseURL}; context window ${window}; header timeout ${formatLimit(vars.headerTimeoutMs)}, idle timeout ${vars.idleTimeoutMs === 0 ? "off" : formatLimit(vars.idleTimeoutMs)}`;
   const unlisted =
     result.ok && result.via === "chat" && result.models
-      ? ` Warning: "${env.OPENAI_MODEL}" is not in the server's model list (${result.models.slice(0, 8).join(", ")}).`
+      ? ` Warning: "${vars.model}" is not in the server's model list (${result.models.slice(0, 8).join(", ")}).`
       : "";
   return result.ok
     ? { name: "Model", ok: true, detail: `${result.verdict}${unlisted} Using ${settings}.` }
@@ -124,7 +117,7 @@ async function checkModel(env: Env): Promise<DoctorCheck> {
         name: "Model",
         ok: false,
         detail: result.verdict,
-        fix: "Check OPENAI_BASE_URL, OPENAI_MODEL and OPENAI_API_KEY.",
+        fix: `Check ${names.baseURL}, ${names.model} and ${names.apiKey}.`,
       };
 }
 

@@ -2,7 +2,7 @@ import type { ChatPlatform } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
 import { createGateway, createRunQueue, Intake, type RunLogger, type RunsConfig } from "../runs/index.js";
 import { restrictInbound } from "./access.js";
-import { missingModelHint } from "./model-hint.js";
+import { missingModelHint, modelSettingNames } from "./model-hint.js";
 import { blockingConnection, commandConnection, type RedisClient, redisTarget } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 
@@ -39,7 +39,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions): Promi
   const queue = createRunQueue(bull, env.THREADLINE_PREFIX);
   const intake = new Intake(redis, queue, config);
   const hint = missingModelHint(env);
-  if (hint) log.warn({ setting: "OPENAI_API_KEY or OPENAI_BASE_URL" }, hint);
+  if (hint) log.warn({ setting: modelSettingNames(env) }, hint);
   for (const platform of options.platforms) {
     const gateway = createGateway({ intake, outbound: platform.outbound, config, log });
     await platform.start(

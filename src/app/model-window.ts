@@ -1,4 +1,4 @@
-import type { Env, ThreadlineConfig } from "../config/index.js";
+import type { ThreadlineConfig } from "../config/index.js";
 import {
   type ContextWindowInfo,
   createContextRecovery,
@@ -19,10 +19,11 @@ const DISCOVERY_WAIT_MS = 3_000;
  * (the provider's `serverContextWindow`, e.g. `GET /models`: llama.cpp `meta.n_ctx`, vLLM `max_model_len`,
  * …) once it answers (smaller of the two when one is configured); and the window a "context exceeded" error names, after which the refused request is
  * cut to fit and retried once. The context manager is rebuilt whenever the figure changes, so every later
- * request of every thread is trimmed to the learned window.
+ * request of every thread is trimmed to the learned window. The server is asked only when the settings name
+ * an endpoint (`provider.baseURL`), for `modelId`, with `provider.apiKey`.
  */
 export function adaptiveModelWindow(
-  env: Env,
+  modelId: string,
   config: ThreadlineConfig,
   info: ContextWindowInfo,
   provider: ProviderOptions,
@@ -53,12 +54,12 @@ export function adaptiveModelWindow(
     return smaller;
   };
   const discovery =
-    env.OPENAI_BASE_URL && modelProvider.serverContextWindow
+    provider.baseURL && modelProvider.serverContextWindow
       ? modelProvider
           .serverContextWindow({
-            baseURL: env.OPENAI_BASE_URL,
-            model: config.model?.id ?? env.OPENAI_MODEL,
-            ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
+            baseURL: provider.baseURL,
+            model: modelId,
+            ...(provider.apiKey ? { apiKey: provider.apiKey } : {}),
             timeoutMs: 5_000,
           })
           .then((reported) => {

@@ -56,22 +56,25 @@ export const configSchema = z.strictObject({
       },
     )
     .optional(),
-  /** Model settings that code expresses better than environment variables. */
+  /**
+   * Model settings that code expresses better than environment variables; each wins over the matching
+   * variable of the provider in use (`THREADLINE_MODEL_PROVIDER`; `OPENAI_*` for the default `openai`).
+   */
   model: z
     .strictObject({
-      /** Model name. Default: `OPENAI_MODEL`. */
+      /** Model name. Default: the provider's model variable (`OPENAI_MODEL`). */
       id: textSetting('"gpt-4o-mini"').optional(),
-      /** Input window in tokens. Default: `OPENAI_CONTEXT_WINDOW`, else known per model, else 16 384. */
+      /** Input window in tokens. Default: the provider's variable (`OPENAI_CONTEXT_WINDOW`), else known per model, else 16 384. */
       contextWindow: wholeNumberSetting("128000").optional(),
       /** Output limit sent with every request (and kept free in the window). Default: a quarter of the window, at most 16 384. */
       maxOutputTokens: wholeNumberSetting("4096").optional(),
-      /** Time allowed until response headers arrive, per attempt (ms). Default `OPENAI_HEADER_TIMEOUT_MS` (120 000). */
+      /** Time allowed until response headers arrive, per attempt (ms). Default: the provider's variable (`OPENAI_HEADER_TIMEOUT_MS`, 120 000). */
       headerTimeoutMs: wholeNumberSetting("120000").optional(),
-      /** Abandon an answer after this long without any bytes (ms; 0 = off). Default `OPENAI_IDLE_TIMEOUT_MS` (120 000). */
+      /** Abandon an answer after this long without any bytes (ms; 0 = off). Default: the provider's variable (`OPENAI_IDLE_TIMEOUT_MS`, 120 000). */
       idleTimeoutMs: z.number().int().min(0, { error: "must be 0 (off) or more" }).optional(),
-      /** Cut an answer at this many characters. Default `OPENAI_MAX_OUTPUT_CHARS` (200 000). */
+      /** Cut an answer at this many characters. Default: the provider's variable (`OPENAI_MAX_OUTPUT_CHARS`, 200 000). */
       maxOutputChars: wholeNumberSetting("200000").optional(),
-      /** `<think>…</think>` at the start of an answer: `"thinking"` or `"text"`. Default `OPENAI_THINK_TAGS` (thinking). */
+      /** `<think>…</think>` at the start of an answer: `"thinking"` or `"text"`. Default: the provider's variable (`OPENAI_THINK_TAGS`, thinking). */
       thinkTags: oneOfSetting(["thinking", "text"]).optional(),
       /** Sampling temperature. Default: not sent. */
       temperature: numberSetting("0.2").min(0, { error: "must be 0 or more" }).optional(),

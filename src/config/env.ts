@@ -1,29 +1,13 @@
 import { z } from "zod";
 import { REACTION_ROLE_NAMES, type ReactionNames } from "../chat/index.js";
+import {
+  MODEL_PROVIDER_NAMES,
+  optionalText,
+  positiveIntSetting as positiveInt,
+  providerEnvShape,
+  urlSetting as url,
+} from "../llm/index.js";
 import { redisClusterNodes } from "./redis-cluster.js";
-
-const optionalText = z
-  .string()
-  .trim()
-  .transform((value) => (value === "" ? undefined : value))
-  .optional();
-
-const url = (example: string) =>
-  z
-    .string()
-    .trim()
-    .refine((value) => value === "" || URL.canParse(value), {
-      message: `must be a URL, for example ${example}`,
-    })
-    .transform((value) => (value === "" ? undefined : value))
-    .optional();
-
-const positiveInt = (fallback: number, example: string) =>
-  z.coerce
-    .number({ message: `must be a whole number, for example ${example}` })
-    .int({ message: `must be a whole number, for example ${example}` })
-    .positive({ message: `must be greater than 0, for example ${example}` })
-    .default(fallback);
 
 /** A comma-separated list (`A,B , C`) as trimmed, non-empty items; empty or unset = `[]`. */
 const idList = z
@@ -104,25 +88,22 @@ const shardIds = z
     return [...new Set(ids)].sort((a, b) => a - b);
   });
 
-/** The environment variables Threadline reads (documented in .env.example). */
+/**
+ * The environment variables Threadline reads (documented in .env.example). The model's come from the
+ * provider table (`MODEL_PROVIDERS` in `src/llm/registry.ts`): every built-in provider's own variables
+ * (`OPENAI_*`), and `THREADLINE_MODEL_PROVIDER` to pick the provider in use.
+ */
 export const envSchema = z.object({
-  OPENAI_API_KEY: optionalText,
-  OPENAI_BASE_URL: url("http://localhost:11434/v1"),
-  OPENAI_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
-  /** Time allowed until the model server's response headers arrive, per attempt (ms). */
-  OPENAI_HEADER_TIMEOUT_MS: positiveInt(120_000, "120000"),
-  /** Abandon a started answer when the server sends no bytes for this long (ms); 0 turns it off. */
-  OPENAI_IDLE_TIMEOUT_MS: z.coerce
-    .number({ message: "must be a whole number of milliseconds, for example 120000 (0 turns it off)" })
-    .int({ message: "must be a whole number of milliseconds, for example 120000 (0 turns it off)" })
-    .min(0, { message: "must be 0 or more, for example 120000 (0 turns it off)" })
-    .default(120_000),
-  /** Cut an answer at this many characters (text, thinking and tool arguments together). */
-  OPENAI_MAX_OUTPUT_CHARS: positiveInt(200_000, "200000"),
-  /** `<think>…</think>` at the start of an answer: `thinking` (default) or `text` (keep it in the answer). */
-  OPENAI_THINK_TAGS: z
-    .enum(["thinking", "text"], { message: "must be thinking or text, for example thinking" })
-    .default("thinking"),
+  /** The model provider in use, by name (`openai`, the default). */
+  THREADLINE_MODEL_PROVIDER: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    z
+      .enum(MODEL_PROVIDER_NAMES, {
+        message: `must be ${MODEL_PROVIDER_NAMES.join(" or ")}, for example ${MODEL_PROVIDER_NAMES[0]}`,
+      })
+      .default(MODEL_PROVIDER_NAMES[0]),
+  ),
+  ...providerEnvShape(),
   REDIS_URL: url("redis://127.0.0.1:6379"),
   /** A Redis Cluster by its seed nodes (`host:port` or `redis://` / `rediss://` URLs); replaces REDIS_URL. */
   REDIS_CLUSTER_NODES: redisClusterNodes,
@@ -168,18 +149,6 @@ export const envSchema = z.object({
     .transform((value) => (value === "" || value === undefined ? undefined : value)),
   /** The bubblewrap binary (a path, or a name on PATH). Default `bwrap`. */
   THREADLINE_BWRAP_PATH: optionalText,
-  OPENAI_CONTEXT_WINDOW: z
-    .string()
-    .trim()
-    .optional()
-    .transform((value) => (value ? Number(value) : undefined))
-    .pipe(
-      z
-        .number({ message: "must be a whole number of tokens, for example 128000" })
-        .int({ message: "must be a whole number of tokens, for example 128000" })
-        .min(1024, { message: "must be at least 1024 tokens, for example 128000" })
-        .optional(),
-    ),
   DISCORD_TOKEN: optionalText,
   DISCORD_API_URL: url("https://discord.com/api"),
   DISCORD_SHARD_COUNT: z

@@ -1,11 +1,14 @@
 /**
- * Threadline's model providers, in a registry keyed by `Model.api` ({@link providerFor}); the built-in one
+ * Threadline's model providers: each one a self-describing {@link ProviderModule} (its folder), listed in
+ * the table {@link MODEL_PROVIDERS} and registered by `Model.api` ({@link providerFor}); the built-in one
  * streams from any OpenAI-compatible chat-completions endpoint through the official `openai` SDK
- * (`./openai/`), the token counter and the context summary messages `src/context` builds on.
+ * (`./openai/`). Also the token counter and the context summary messages `src/context` builds on, and the
+ * shared HTTP `fetch` (`src/http`, re-exported).
  * This is the package's `threadline/llm` surface; the wire-level pieces (chunk accumulation, SSE,
  * streaming JSON, think tags, error wording) stay inside the folder.
  */
 
+export { createHttpFetch, type HttpFetch, type HttpFetchOptions } from "../http/index.js";
 export { type ContextRecoveryOptions, createContextRecovery, type ModelWindow } from "./context-fit.js";
 export {
   asContextSummary,
@@ -34,8 +37,14 @@ export {
   type CustomMessageRenderer,
   createConvertToLlm,
 } from "./convert-to-llm.js";
+export {
+  contextWindowSetting,
+  msOrOffSetting,
+  optionalText,
+  positiveIntSetting,
+  urlSetting,
+} from "./env-settings.js";
 export { failedStreamFn } from "./failed-stream.js";
-export { createHttpFetch, type HttpFetch, type HttpFetchOptions } from "./http-fetch.js";
 export {
   createOpenAIStreamFn,
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -60,6 +69,14 @@ export {
   type ProviderFailureKind,
 } from "./provider-errors.js";
 export {
+  defineProvider,
+  type ListPrice,
+  type ModelInit,
+  type ProviderEnvSettings,
+  type ProviderModule,
+  type ProviderVariables,
+} from "./provider-module.js";
+export {
   type ContextExceededInfo,
   type ModelProvider,
   type ProbeOptions,
@@ -70,5 +87,15 @@ export {
   type ReasoningLevel,
   UnknownProviderError,
 } from "./providers.js";
-export { defaultProviders, providerFor, registerProvider } from "./registry.js";
+export {
+  builtinPrices,
+  defaultProviders,
+  MODEL_PROVIDER_NAMES,
+  MODEL_PROVIDERS,
+  type ProviderEnvShape,
+  providerEnvShape,
+  providerFor,
+  providerModule,
+  registerProvider,
+} from "./registry.js";
 export type { ModelPrices } from "./usage.js";

@@ -1,9 +1,10 @@
 import type { LlmContext, Model, StreamFn, ThinkingLevel } from "../agent/index.js";
+import type { FetchFunction } from "../http/index.js";
 import type { FailureContext, ProviderFailure } from "./provider-errors.js";
 import type { ModelPrices } from "./usage.js";
 
 /** A `fetch` a provider's client can use (the global `fetch`'s shape). */
-export type ProviderFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export type ProviderFetch = FetchFunction;
 
 /** Reasoning levels as the loop names them (`"off"` is never passed). */
 export type ReasoningLevel = Exclude<ThinkingLevel, "off">;

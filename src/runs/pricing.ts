@@ -1,34 +1,18 @@
 import type { AssistantMessage, Usage } from "../agent/index.js";
+import { builtinPrices, type ListPrice } from "../llm/index.js";
 
-/** Prices of one model in USD per million tokens. */
-export interface ModelPrice {
-  /** Uncached input (prompt) tokens. */
-  input: number;
-  /** Input tokens read from the provider's prompt cache; default `input`. */
-  cachedInput?: number;
-  /** Output tokens (reasoning included unless `reasoning` is set). */
-  output: number;
-  /** Reasoning tokens, when the provider bills them apart from other output; default `output`. */
-  reasoning?: number;
-}
+/** Prices of one model in USD per million tokens (uncached and cached input, output, reasoning). */
+export type ModelPrice = ListPrice;
 
 /** Prices by model id. A key also matches dated or routed variants: `gpt-4o` prices `gpt-4o-2024-08-06` and `openai/gpt-4o`. */
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 /**
- * A small built-in table of list prices (USD per million tokens, OpenAI's published prices as of 2025-06),
- * so common models show a cost without configuration. The operator's table wins key by key; a provider's
- * own reported cost wins over both.
+ * The built-in list prices: every built-in model provider's own table (`prices` of its module, e.g.
+ * OpenAI's published prices in `src/llm/openai/prices.ts`), so common models show a cost without
+ * configuration. The operator's table wins key by key; a provider's own reported cost wins over both.
  */
-export const BUILTIN_PRICES: PriceTable = {
-  "gpt-4o": { input: 2.5, cachedInput: 1.25, output: 10 },
-  "gpt-4o-mini": { input: 0.15, cachedInput: 0.075, output: 0.6 },
-  "gpt-4.1": { input: 2, cachedInput: 0.5, output: 8 },
-  "gpt-4.1-mini": { input: 0.4, cachedInput: 0.1, output: 1.6 },
-  "gpt-4.1-nano": { input: 0.1, cachedInput: 0.025, output: 0.4 },
-  o3: { input: 2, cachedInput: 0.5, output: 8 },
-  "o4-mini": { input: 1.1, cachedInput: 0.275, output: 4.4 },
-};
+export const BUILTIN_PRICES: PriceTable = builtinPrices();
 
 /** The built-in table with the operator's entries over it. */
 export function priceTable(operator: PriceTable = {}): PriceTable {

@@ -61,6 +61,29 @@ describe("environment", () => {
     expect(error?.message).not.toContain("sk-secret-value-123");
     expect(error?.message).not.toContain("lots");
   });
+
+  it("THREADLINE_MODEL_PROVIDER picks a built-in provider by name, openai by default (empty = unset)", async () => {
+    expect(parseEnv({}).THREADLINE_MODEL_PROVIDER).toBe("openai");
+    expect(parseEnv({ THREADLINE_MODEL_PROVIDER: " " }).THREADLINE_MODEL_PROVIDER).toBe("openai");
+    expect(parseEnv({ THREADLINE_MODEL_PROVIDER: "openai" }).THREADLINE_MODEL_PROVIDER).toBe("openai");
+    expect(
+      await problemsOf(Promise.resolve().then(() => parseEnv({ THREADLINE_MODEL_PROVIDER: "antropic" }))),
+    ).toEqual(["THREADLINE_MODEL_PROVIDER must be openai, for example openai"]);
+  });
+
+  it("the provider's variables keep their names and defaults (OPENAI_*)", () => {
+    const env = parseEnv({ OPENAI_API_KEY: "sk-x", OPENAI_IDLE_TIMEOUT_MS: "0", OPENAI_THINK_TAGS: "text" });
+    expect(env).toMatchObject({
+      OPENAI_API_KEY: "sk-x",
+      OPENAI_MODEL: "gpt-4o-mini",
+      OPENAI_HEADER_TIMEOUT_MS: 120_000,
+      OPENAI_IDLE_TIMEOUT_MS: 0,
+      OPENAI_MAX_OUTPUT_CHARS: 200_000,
+      OPENAI_THINK_TAGS: "text",
+    });
+    expect(env.OPENAI_BASE_URL).toBeUndefined();
+    expect(env.OPENAI_CONTEXT_WINDOW).toBeUndefined();
+  });
 });
 
 describe("config module", () => {

@@ -2,17 +2,22 @@ import { readdir, readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Model } from "../../src/agent/index.js";
+import { envSchema } from "../../src/config/index.js";
 import {
+  builtinPrices,
   defaultProviders,
   failedStreamFn,
+  MODEL_PROVIDERS,
   type ModelProvider,
   OPENAI_COMPLETIONS_API,
   openAIModel,
   openAIProvider,
   ProviderRegistry,
   providerFor,
+  providerModule,
   UnknownProviderError,
 } from "../../src/llm/index.js";
+import { BUILTIN_PRICES } from "../../src/runs/index.js";
 import { FakeOpenAIServer, textReply } from "../fakes/openai-server.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
 import { drain, user } from "./helpers.js";
@@ -173,6 +178,9 @@ describe("the provider seam", () => {
       "ChatChunkAccumulator",
       "describeOpenAIFailure",
       "openAIProvider",
+      "openAIModel",
+      "DEFAULT_OPENAI_BASE_URL",
+      "OPENAI_COMPLETIONS_API",
     ]);
     const direct: string[] = [];
     for (const file of await sourceFiles(join(SRC, "app"))) {
@@ -185,5 +193,66 @@ describe("the provider seam", () => {
       }
     }
     expect(direct).toEqual([]);
+  });
+
+  it("src/app, src/config and src/runs read the provider table: no provider's variable in their code", async () => {
+    // Comments may name the default provider's variables as examples; code reads them through the module.
+    const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|\s)\/\/.*$/gm, "$1");
+    const named: string[] = [];
+    for (const dir of ["app", "config", "runs"])
+      for (const file of await sourceFiles(join(SRC, dir)))
+        for (const match of code(await readFile(file, "utf8")).matchAll(/\b(OPENAI|ANTHROPIC)_[A-Z_]+/g))
+          named.push(`${relative(SRC, file)}: ${match[0]}`);
+    expect(named).toEqual([]);
+  });
+});
+
+describe("the provider table", () => {
+  it("each entry is registered under its api, named once, with its variables in the environment schema", () => {
+    const names = MODEL_PROVIDERS.map((provider) => provider.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names[0]).toBe("openai");
+    const declared: string[] = [];
+    for (const provider of MODEL_PROVIDERS) {
+      expect(provider.name).toMatch(/^[a-z0-9-]+$/);
+      expect(defaultProviders.for({ api: provider.api, id: "m" })).toBe(provider);
+      expect(providerModule(provider.name)).toBe(provider);
+      expect(provider.model({ id: "m" }).api).toBe(provider.api);
+      const own = Object.keys(provider.env);
+      declared.push(...own);
+      for (const name of Object.values(provider.variables)) expect(own).toContain(name);
+      for (const name of own) expect(Object.keys(envSchema.shape)).toContain(name);
+      for (const [id, price] of Object.entries(provider.prices ?? {}))
+        expect(BUILTIN_PRICES[id]).toEqual(price);
+    }
+    expect(new Set(declared).size).toBe(declared.length);
+    expect(BUILTIN_PRICES).toEqual(builtinPrices());
+    expect(() => providerModule("nope")).toThrow('No model provider is named "nope"; built in: openai');
+  });
+
+  it("the OpenAI-compatible module reads OPENAI_* in shared terms", () => {
+    const env = envSchema.parse({
+      OPENAI_API_KEY: "sk-1",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+      OPENAI_MODEL: "qwen3:8b",
+      OPENAI_CONTEXT_WINDOW: "8192",
+    });
+    expect(openAIProvider.fromEnv(env)).toEqual({
+      model: "qwen3:8b",
+      apiKey: "sk-1",
+      baseURL: "http://127.0.0.1:9/v1",
+      contextWindow: 8192,
+      headerTimeoutMs: 120_000,
+      idleTimeoutMs: 120_000,
+      maxOutputChars: 200_000,
+      thinkTags: "thinking",
+    });
+    expect(openAIProvider.fromEnv(envSchema.parse({}))).toEqual({
+      model: "gpt-4o-mini",
+      headerTimeoutMs: 120_000,
+      idleTimeoutMs: 120_000,
+      maxOutputChars: 200_000,
+      thinkTags: "thinking",
+    });
   });
 });

@@ -1,20 +1,3 @@
-import type { ModelProvider } from "../providers.js";
-import { describeOpenAIFailure } from "./errors.js";
-import { probeModelEndpoint, serverContextWindow } from "./probe.js";
-import { createOpenAIStreamFn } from "./stream.js";
-
-/**
- * The OpenAI-compatible chat-completions provider (the `openai` SDK), registered by default for
- * `api: "openai-completions"` ({@link OPENAI_COMPLETIONS_API}). Its `streamFn` takes
- * {@link OpenAIProviderOptions} (a superset of the shared settings).
- */
-export const openAIProvider: ModelProvider = {
-  streamFn: (options) => createOpenAIStreamFn(options),
-  describeError: describeOpenAIFailure,
-  probe: probeModelEndpoint,
-  serverContextWindow,
-};
-
 export {
   type ChatChunk,
   ChatChunkAccumulator,
@@ -48,7 +31,9 @@ export {
   type OpenAIModelInit,
   openAIModel,
 } from "./model.js";
+export { OPENAI_PRICES } from "./prices.js";
 export { contextWindowOf, probeModelEndpoint, serverContextWindow } from "./probe.js";
+export { openAIProvider } from "./provider.js";
 export {
   buildChatRequest,
   createOpenAIStreamFn,

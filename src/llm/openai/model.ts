@@ -1,5 +1,5 @@
 import type { Model } from "../../agent/index.js";
-import type { ModelPrices } from "../usage.js";
+import type { ModelInit } from "../provider-module.js";
 
 /** The `api` of models served by {@link createOpenAIStreamFn}. */
 export const OPENAI_COMPLETIONS_API = "openai-completions";
@@ -7,31 +7,13 @@ export const OPENAI_COMPLETIONS_API = "openai-completions";
 /** The base URL used when neither the model nor the provider options name one. */
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 
-/** What {@link openAIModel} needs; everything but `id` has a default. */
-export interface OpenAIModelInit {
-  /** The model name the server expects, e.g. `gpt-4o-mini` or `qwen2.5:7b`. */
-  id: string;
-  /** Display name. Default: `id`. */
-  name?: string;
-  /** Any OpenAI-compatible endpoint, including `/v1`. Default: the stream function's `baseURL`. */
-  baseUrl?: string;
+/** What {@link openAIModel} needs: a {@link ModelInit}, and the provider name passed to `getApiKey`. */
+export interface OpenAIModelInit extends ModelInit {
   /** Provider name passed to `getApiKey`. Default `"openai"`. */
   provider?: string;
-  /** Whether the model reasons; `false` means no `reasoning_effort` is ever sent. */
-  reasoning?: boolean;
-  /** Accepted inputs. Default `["text", "image"]`; without `"image"`, images are replaced by a note. */
-  input?: ("text" | "image")[];
-  /** Prices per million tokens; when set, responses carry a cost. */
-  cost?: Partial<ModelPrices>;
-  /** Default 128 000. */
-  contextWindow?: number;
-  /** The model's output limit (informational; requests send a limit only when one is configured). Default 16 384. */
-  maxTokens?: number;
-  /** Extra headers sent with every request for this model. */
-  headers?: Record<string, string>;
 }
 
-/** Builds a {@link Model} with `api: "openai-completions"` for {@link createOpenAIStreamFn}. */
+/** Builds a {@link Model} with `api: "openai-completions"` for {@link createOpenAIStreamFn}; context window default 128 000, output limit 16 384. */
 export function openAIModel(init: OpenAIModelInit): Model {
   const model: Model = {
     id: init.id,

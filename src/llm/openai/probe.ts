@@ -1,4 +1,4 @@
-import { createHttpFetch, type HttpFetch } from "../http-fetch.js";
+import { createHttpFetch, type HttpFetch } from "../../http/index.js";
 import { displayBaseURL } from "../provider-errors.js";
 import type { ProbeOptions, ProbeResult } from "../providers.js";
 import { authHeaders, OpenAIClientPool } from "./client-pool.js";

@@ -7,7 +7,7 @@ import {
   type StreamFn,
   type StreamOptions,
 } from "../../agent/index.js";
-import { createHttpFetch } from "../http-fetch.js";
+import { createHttpFetch } from "../../http/index.js";
 import { ABORTED_MESSAGE, type FailureContext } from "../provider-errors.js";
 import type { ContextExceededInfo, ProviderOptions, ReasoningLevel } from "../providers.js";
 import { RequestSignal } from "../request-signal.js";

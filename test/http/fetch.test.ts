@@ -1,10 +1,10 @@
 import { Agent } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpFetch, type HttpFetch } from "../../src/llm/index.js";
+import { createHttpFetch, type HttpFetch } from "../../src/http/index.js";
 import { createSlackClient } from "../../src/slack/api.js";
 import { chunks, FakeOpenAIServer, textReply } from "../fakes/openai-server.js";
 import { FakeSlackServer } from "../fakes/slack-server.js";
-import { request } from "./helpers.js";
+import { request } from "../llm/helpers.js";
 import { TEST_TLS } from "./tls-fixture.js";
 
 let server: FakeOpenAIServer | undefined;

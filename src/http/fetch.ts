@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { Agent, type Dispatcher, FormData as UndiciFormData, fetch as undiciFetch } from "undici";
-import type { ProviderFetch } from "./providers.js";
 
 /** Options of {@link createHttpFetch}. */
 export interface HttpFetchOptions {
@@ -14,8 +13,11 @@ export interface HttpFetchOptions {
   keepAliveTimeoutMs?: number;
 }
 
+/** A `fetch` of the global `fetch`'s shape, which the SDKs' clients take. */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
 /** A `fetch` for an SDK's client (the `openai` SDK, Slack's `WebClient`) plus the connection pool it owns. */
-export interface HttpFetch extends ProviderFetch {
+export interface HttpFetch extends FetchFunction {
   /** Closes the pooled connections of a private dispatcher (call at shutdown). Idempotent. */
   destroy(): void;
 }
