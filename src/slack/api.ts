@@ -37,7 +37,10 @@ export interface SlackClientOptions {
   retry?: RetryOptions;
   /** Where the client's own warnings (retries, rate limits) go. Default: nowhere. */
   log?: SlackLogger;
-  /** The HTTP `fetch` of the Web API calls. Default: Node's global `fetch`. */
+  /**
+   * The HTTP `fetch` of the Web API calls, e.g. the shared keep-alive one (`createHttpFetch`,
+   * `src/http/fetch.ts`). Default: Node's global `fetch`.
+   */
   fetch?: WebClientOptions["fetch"];
 }
 

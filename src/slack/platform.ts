@@ -47,8 +47,9 @@ export interface SlackPlatformOptions {
   /** WebClient retry policy (tests shorten it). */
   retry?: RetryOptions;
   /**
-   * The HTTP `fetch` of the workers' and the gateway's Web API calls (a keep-alive `node:http` fetch costs
-   * less CPU per call than Node's global `fetch`). Default: the global `fetch`.
+   * The HTTP `fetch` of the workers' and the gateway's Web API calls; the app passes the one the model client
+   * uses too (`createHttpFetch`, `src/http/fetch.ts`: undici's keep-alive `Agent`, less CPU per call than
+   * Node's global `fetch`). Default: the global `fetch`.
    */
   fetch?: WebClientOptions["fetch"];
   /** 👍 / 👎 buttons under each run's answer. Default `true`. */
