@@ -275,7 +275,11 @@ export function transcriptTailFor(contextWindow: number | undefined): number {
 
 const SUMMARY_MARK = `"role":"${CONTEXT_SUMMARY_ROLE}"`;
 
-/** Parsed transcript entries kept between runs of a worker, validated against the stored JSON. */
+/**
+ * Parsed transcript entries kept between runs of a worker, validated against the stored JSON. Bounded by
+ * the stored characters it holds (default 16 Mi, a few dozen windows' worth; the parsed objects take a few
+ * times that in memory).
+ */
 export class TranscriptCache {
   private readonly threads = new Map<
     string,
@@ -283,7 +287,7 @@ export class TranscriptCache {
   >();
   private chars = 0;
 
-  constructor(private readonly maxChars = 32 * 1024 * 1024) {}
+  constructor(private readonly maxChars = 16 * 1024 * 1024) {}
 
   /**
    * `raw` (the entries from position `from`) parsed: an entry identical to the one cached at its position

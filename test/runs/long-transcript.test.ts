@@ -185,6 +185,19 @@ describe("loadRunTranscript (real Redis)", () => {
   });
 });
 
+describe("TranscriptCache", () => {
+  it("forgets the least recently loaded threads beyond its bound, and a changed entry is parsed anew", () => {
+    const entry = (text: string) => JSON.stringify({ role: "user", content: text, timestamp: 0 });
+    const cache = new TranscriptCache(100);
+    const a = cache.parse("a", 0, [entry("a".repeat(30))]);
+    const b = cache.parse("b", 0, [entry("b".repeat(30))]);
+    expect(cache.parse("b", 0, [entry("b".repeat(30))])[0]).toBe(b[0]);
+    expect(cache.parse("a", 0, [entry("a".repeat(30))])[0]).not.toBe(a[0]);
+    const changed = cache.parse("a", 0, [entry("A".repeat(30))]);
+    expect(changed[0]).toEqual({ role: "user", content: "A".repeat(30), timestamp: 0 });
+  });
+});
+
 describe("what the model sees of a long thread", () => {
   let h: RunsHarness;
   afterEach(async () => {
