@@ -1,6 +1,6 @@
 import { type ChatPlatform, threadId, watchedReactions } from "../chat/index.js";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../config/index.js";
-import { createHttpFetch } from "../llm/index.js";
+import { createHttpFetch } from "../http/index.js";
 import { slackKeys, ThreadStore } from "../runs/index.js";
 import {
   createRedisRateLimiter,
