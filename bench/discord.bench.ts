@@ -265,6 +265,11 @@ async function main(): Promise<void> {
           `\n${proc.role}: ${warnings.length} warnings/errors${warnings.length ? `, e.g.\n  ${warnings.slice(0, 3).join("\n  ")}` : ""}`,
         );
       }
+      for (const sample of [...concurrent].sort((a, b) => b.ack - a.ack).slice(0, 2)) {
+        console.log(
+          `\nslow ack (${sample.ack.toFixed(1)} ms):\n  ${sample.timeline.slice(0, 6).join("\n  ")}`,
+        );
+      }
       for (const sample of [
         ...[...sequential].sort((a, b) => b.firstText - a.firstText).slice(0, 1),
         ...[...concurrent].sort((a, b) => b.firstText - a.firstText).slice(0, 2),

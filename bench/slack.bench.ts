@@ -232,7 +232,6 @@ async function phase(threads: number, rounds: number): Promise<PhaseResult> {
     },
     workerCount,
     {
-      ...(process.env.ACK_TRACE_FILE ? { ACK_TRACE_FILE: `${process.env.ACK_TRACE_FILE}.${threads}` } : {}),
       ...(profileDir ? { NODE_OPTIONS: wholeProcessProfileOptions(), CPU_PROFILE_DIR: profileDir } : {}),
     },
   );
@@ -303,19 +302,6 @@ async function measure(slack: FakeSlackServer, channel: string, threads: number)
     },
     60_000,
   );
-  if (process.env.ACK_TRACE_FILE && threads > 1) {
-    const { writeFileSync } = await import("node:fs");
-    writeFileSync(
-      `${process.env.ACK_TRACE_FILE}.bench.${threads}`,
-      JSON.stringify(
-        mentions.map(({ at, message }) => ({
-          ts: message.ts,
-          at: performance.timeOrigin + at,
-          ack: performance.timeOrigin + (firstAck.get(message.ts) ?? NaN),
-        })),
-      ),
-    );
-  }
   return mentions.map(({ at, message, question }) => {
     const timeline = verbose
       ? slack.store.calls

@@ -5,6 +5,7 @@
  */
 
 export { type AccessInput, allowed, type ChatAccess, normalizeAccess } from "./access.js";
+export { AckGate, type AckGateOptions, DEFAULT_ACK_HOLD_MS } from "./ack-gate.js";
 export {
   type ApprovalButtonAction,
   type ApprovalFormKind,

@@ -1,4 +1,5 @@
 import { type RetryOptions, WebClient, type WebClientOptions } from "@slack/web-api";
+import type { AckGate } from "../chat/index.js";
 import { boltLogger } from "./bolt-logger.js";
 import { DEFAULT_SLACK_API_URL, SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
 import { type SlackRateLimiter, UNLIMITED } from "./rate-limit.js";
@@ -65,6 +66,17 @@ export function normalizeApiUrl(url: string): string {
   return url.endsWith("/") ? url : `${url}/`;
 }
 
+/** The calls that acknowledge (👀 and the other reaction marks), tracked in {@link SlackApi}'s gate. */
+const ACKNOWLEDGING_METHODS: ReadonlySet<string> = new Set(["reactions.add"]);
+
+/**
+ * Two event-loop turns: a request handed to the Web API client once its budget is granted is written by
+ * then (the client reaches `fetch` in microtasks; a new keep-alive connection is opened in the next turn).
+ */
+function twoTurns(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /** What a call is about, for budgets and errors. */
 export interface CallScope {
   team: string;
@@ -82,10 +94,17 @@ export class SlackApi {
   constructor(
     readonly client: WebClient,
     private readonly limiter: SlackRateLimiter = UNLIMITED,
+    /**
+     * The gateway's acknowledgements on their way: each reaction is tracked there from its budget check
+     * until its request is written ({@link AckGate}). Default: none tracked.
+     */
+    private readonly acks?: AckGate,
   ) {}
 
   async call(method: string, scope: CallScope, args: Record<string, unknown>): Promise<SlackResult> {
-    await this.limiter.acquire(method, scope.team, scope.channel);
+    const granted = this.limiter.acquire(method, scope.team, scope.channel);
+    if (this.acks && ACKNOWLEDGING_METHODS.has(method)) this.acks.track(granted.then(twoTurns));
+    await granted;
     return this.send(method, scope, args);
   }
 

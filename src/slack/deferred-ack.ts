@@ -15,6 +15,11 @@ export interface DeferredAckOptions {
    * gateway acknowledges mentions here). Must not throw. Default: nothing.
    */
   onEvent?: (body: Record<string, unknown>) => void;
+  /**
+   * Asked right after `onEvent`: a promise to wait for before bolt's middleware sees the event (the
+   * acknowledgements asked for on arrival leave first), or `undefined` to go on at once. Must not throw.
+   */
+  hold?: () => Promise<void> | undefined;
 }
 
 /** Thrown to bolt when an event was not handled within {@link DeferredAckOptions.deadlineMs}. */
@@ -65,6 +70,8 @@ export class DeferredAckReceiver implements Receiver {
     } catch (err) {
       this.options.log.warn({ err, eventId }, "slack: early event hook failed");
     }
+    const held = this.options.hold?.();
+    if (held) await held;
     let requested: { response: unknown } | undefined;
     const handling = app.processEvent({
       ...event,

@@ -1,5 +1,6 @@
 import { App, HTTPReceiver, type Receiver, SocketModeReceiver } from "@slack/bolt";
 import {
+  type AckGate,
   type ChatInbound,
   type ChatOutbound,
   DeliveryDedupe,
@@ -70,6 +71,8 @@ export interface SlackInboundOptions {
   /** Web API base URL for bolt's clients (and the Socket Mode `apps.connections.open` call). */
   apiUrl?: string;
   api: SlackApi;
+  /** The acknowledgements (👀) on their way: an event's handling waits for those asked for before it. */
+  acks?: AckGate;
   /** Where private notices to button clickers go. */
   outbound: ChatOutbound;
   access: SlackAccess;
@@ -270,6 +273,7 @@ export class SlackInbound {
         deadlineMs: HTTP_ACK_DEADLINE_MS,
         log: this.log,
         onEvent: (body) => this.arrived(body),
+        hold: () => this.options.acks?.hold(),
       });
     }
     const socket = new SocketModeReceiver({
@@ -283,7 +287,11 @@ export class SlackInbound {
       // Not stored: no ack, so Slack redelivers the envelope; the cause is logged by the listener.
       processEventErrorHandler: async () => false,
     });
-    return new DeferredAckReceiver(socket, { log: this.log, onEvent: (body) => this.arrived(body) });
+    return new DeferredAckReceiver(socket, {
+      log: this.log,
+      onEvent: (body) => this.arrived(body),
+      hold: () => this.options.acks?.hold(),
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { RetryOptions, WebClientOptions } from "@slack/web-api";
 import { WebClient } from "@slack/web-api";
-import type { ChatInbound, ChatPlatform, ThreadRef } from "../chat/index.js";
+import { AckGate, type ChatInbound, type ChatPlatform, type ThreadRef } from "../chat/index.js";
 import type { SlackFeedback } from "./answer-feedback.js";
 import { createSlackClient, SlackApi, slackClientOptions } from "./api.js";
 import { type SlackConnection, SlackInbound } from "./inbound.js";
@@ -75,7 +75,9 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
   if (options.apiUrl !== undefined) clientOptions.apiUrl = options.apiUrl;
   if (options.retry !== undefined) clientOptions.retry = options.retry;
   if (options.fetch !== undefined) clientOptions.fetch = options.fetch;
-  const api = new SlackApi(createSlackClient(clientOptions), options.rateLimiter ?? UNLIMITED);
+  // The gateway's acknowledgements leave before the intake work of the events that came with them.
+  const acks = options.connection ? new AckGate() : undefined;
+  const api = new SlackApi(createSlackClient(clientOptions), options.rateLimiter ?? UNLIMITED, acks);
   const outboundOptions: ConstructorParameters<typeof SlackOutbound>[0] = { api, log };
   if (options.streaming !== undefined) outboundOptions.streaming = options.streaming;
   if (options.recipients !== undefined) outboundOptions.recipients = options.recipients;
@@ -97,6 +99,7 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
         access: options.access ?? OPEN_ACCESS,
         log,
       };
+      if (acks !== undefined) inboundOptions.acks = acks;
       if (options.apiUrl !== undefined) inboundOptions.apiUrl = options.apiUrl;
       if (options.watchedReactions !== undefined) inboundOptions.watchedReactions = options.watchedReactions;
       if (options.recipients !== undefined) inboundOptions.recipients = options.recipients;

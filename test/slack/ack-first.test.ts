@@ -106,4 +106,47 @@ describe("a mention is acknowledged first", () => {
       await monitor.stop();
     }
   }, 60_000);
+
+  it("a burst of mentions: every 👀 reaches Slack before the first of them is taken in (no author's name looked up before)", async () => {
+    // Eight new authors mention the bot in one instant: each intake starts with a users.info lookup.
+    // Before, the first mentions' intake ran while the later 👀 still waited for their budget check's reply.
+    const burst = Array.from({ length: 8 }, (_, i) => {
+      const user = `U0BURST${i}`;
+      e2e.slack.addUser(user, `Burst ${i}`);
+      return { user, tag: e2e.tag(textReply(`Burst answer ${i}.`)) };
+    });
+    const first = e2e.slack.store.calls.length;
+    // One read: Socket Mode hands the gateway the burst's envelopes together (the fake would write each
+    // frame on its own, and the gateway could take the first in before the others were written).
+    const sockets = [...e2e.slack.delivery.sockets].map(
+      (socket) => (socket as unknown as { _socket: import("node:net").Socket })._socket,
+    );
+    for (const socket of sockets) socket.cork();
+    const mentions = burst.map(({ user, tag }) => e2e.mention(tag, "all at once", { user }));
+    for (const socket of sockets) socket.uncork();
+    await e2e.until("every answer", async () =>
+      mentions.every((mention, i) =>
+        e2e.botMessages(mention).some((message) => message.text.includes(`Burst answer ${i}.`)),
+      ),
+    );
+    const calls = e2e.slack.store.calls.slice(first);
+    const acks = calls.flatMap((call, index) =>
+      call.method === "reactions.add" &&
+      call.args.name === "eyes" &&
+      mentions.some((mention) => mention.ts === String(call.args.timestamp))
+        ? [index]
+        : [],
+    );
+    const lookups = calls.flatMap((call, index) =>
+      call.method === "users.info" && burst.some(({ user }) => user === String(call.args.user))
+        ? [index]
+        : [],
+    );
+    expect(acks).toHaveLength(mentions.length);
+    expect(lookups.length).toBeGreaterThan(0);
+    expect(
+      Math.max(...acks),
+      calls.map((call) => `${call.method} ${call.args.user ?? call.args.timestamp ?? ""}`).join("\n"),
+    ).toBeLessThan(Math.min(...lookups));
+  }, 60_000);
 });
