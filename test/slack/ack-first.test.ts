@@ -109,7 +109,8 @@ describe("a mention is acknowledged first", () => {
 
   it("a burst of mentions: every 👀 reaches Slack before the first of them is taken in (no author's name looked up before)", async () => {
     // Eight new authors mention the bot in one instant: each intake starts with a users.info lookup.
-    // Before, the first mentions' intake ran while the later 👀 still waited for their budget check's reply.
+    // An order guard, not a timing test: it held before the ack gate too (the lookups' budget checks queue
+    // behind the reactions' on the limits connection); test/slack/deferred-ack.test.ts pins the gate itself.
     const burst = Array.from({ length: 8 }, (_, i) => {
       const user = `U0BURST${i}`;
       e2e.slack.addUser(user, `Burst ${i}`);
