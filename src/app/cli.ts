@@ -1,19 +1,20 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from "commander";
 import "dotenv/config";
-import { ConfigError, type LoadedConfig, loadConfig } from "../config/index.js";
+import { ConfigError, type LoadedConfig } from "../config/index.js";
 import {
   DataFolderInUseError,
   type EmbeddedRedis,
   RedisNotInstalledError,
   startEmbeddedRedis,
 } from "./embedded-redis.js";
+import { type Env, loadSettings as loadEnvAndConfig } from "./env.js";
 import { startGatewayProcess } from "./gateway.js";
 import { type Closable, Lifecycle } from "./lifecycle.js";
 import { createLogger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { serveOps } from "./ops-server.js";
-import { createPlatforms } from "./platforms.js";
+import { createPlatforms, platformCredentials } from "./platforms.js";
 import { commandConnection, redisTarget } from "./redis.js";
 import { runsConfigFromEnv } from "./runs-config.js";
 import { startTracing } from "./tracing.js";
@@ -26,9 +27,9 @@ function positiveInt(value: string): number {
 }
 
 /** Environment + config module; on problems, prints them all (no stack trace) and exits with 2. */
-async function loadSettings(): Promise<LoadedConfig> {
+async function loadSettings(): Promise<LoadedConfig<Env>> {
   try {
-    return await loadConfig();
+    return await loadEnvAndConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -106,7 +107,7 @@ async function run(roles: { gateway: boolean; worker: boolean }, concurrency?: n
 async function startParts(
   roles: { gateway: boolean; worker: boolean },
   ctx: {
-    env: LoadedConfig["env"];
+    env: Env;
     settings: LoadedConfig["config"];
     log: ReturnType<typeof createLogger>;
     parts: Closable[];
@@ -174,7 +175,7 @@ async function startParts(
     }
     if (roles.gateway) {
       if (platforms.length === 0)
-        log.warn({}, "no chat platform is configured (set SLACK_BOT_TOKEN or DISCORD_TOKEN)");
+        log.warn({}, `no chat platform is configured (set ${platformCredentials()})`);
       parts.push(
         await startGatewayProcess({ env, log, platforms, config: settings, runsConfig: config, redis }),
       );
@@ -208,9 +209,9 @@ program
   .command("doctor")
   .description("check the configuration, Redis, the model endpoint, Slack and Discord, and say what to fix")
   .action(async () => {
-    let loaded: LoadedConfig;
+    let loaded: LoadedConfig<Env>;
     try {
-      loaded = await loadConfig();
+      loaded = await loadEnvAndConfig();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       process.stdout.write(`✗ Configuration\n${err.message}\n`);

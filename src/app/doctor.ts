@@ -1,10 +1,9 @@
-import { WebClient } from "@slack/web-api";
 import { Redis } from "ioredis";
-import type { Env } from "../config/index.js";
 import { contextWindowFor, formatLimit, type ProbeOptions, providerFor } from "../llm/index.js";
-import { slackClientOptions } from "../slack/index.js";
 import { providerEnv } from "./agent-config.js";
 import { redisServerVersion } from "./embedded-redis.js";
+import type { Env } from "./env.js";
+import { CHAT_PLATFORMS, type ChatPlatformModule } from "./platforms.js";
 import { checkRedisCluster, clusterNodeAtUrl, within } from "./redis-check.js";
 
 /** One line of the doctor's report. */
@@ -18,8 +17,6 @@ export interface DoctorCheck {
   /** Checks that do not apply (e.g. no Discord token) are skipped, not failed. */
   skipped?: boolean;
 }
-
-const DEFAULT_DISCORD_API_URL = "https://discord.com/api";
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -121,63 +118,24 @@ async function checkModel(env: Env): Promise<DoctorCheck> {
       };
 }
 
-async function checkSlack(env: Env): Promise<DoctorCheck> {
-  if (!env.SLACK_BOT_TOKEN)
-    return { name: "Slack", ok: true, skipped: true, detail: "not configured (SLACK_BOT_TOKEN)" };
-  const clientOptions = slackClientOptions(env.SLACK_API_URL ? { apiUrl: env.SLACK_API_URL } : {});
-  const client = new WebClient(env.SLACK_BOT_TOKEN, { ...clientOptions, retryConfig: { retries: 0 } });
-  try {
-    const auth = await client.auth.test();
-    return { name: "Slack", ok: true, detail: `connected as @${auth.user} in ${auth.team}` };
-  } catch (err) {
-    const code = (err as { data?: { error?: string } }).data?.error;
-    return {
-      name: "Slack",
-      ok: false,
-      detail: `auth.test failed: ${code ?? message(err)}`,
-      fix:
-        code === "invalid_auth" || code === "not_authed"
-          ? "SLACK_BOT_TOKEN is not valid: copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page."
-          : "Check SLACK_BOT_TOKEN and SLACK_API_URL, and that the app is installed in the workspace.",
-    };
-  }
-}
-
-async function checkDiscord(env: Env): Promise<DoctorCheck> {
-  if (!env.DISCORD_TOKEN)
-    return { name: "Discord", ok: true, skipped: true, detail: "not configured (DISCORD_TOKEN)" };
-  const base = (env.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL).replace(/\/+$/, "");
-  try {
-    const response = await fetch(`${base}/v10/users/@me`, {
-      headers: { authorization: `Bot ${env.DISCORD_TOKEN}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (response.ok) {
-      const me = (await response.json()) as { username?: string };
-      return { name: "Discord", ok: true, detail: `connected as ${me.username ?? "the bot"}` };
+/** Each chat platform's own check, in table order; one that is not configured is skipped. */
+function checkPlatforms(env: Env): Promise<DoctorCheck>[] {
+  const modules: readonly ChatPlatformModule[] = CHAT_PLATFORMS;
+  return modules.flatMap((platform) => {
+    if (!platform.check) return [];
+    if (!platform.configured(env)) {
+      const wanted = platform.credentials ? ` (${platform.credentials})` : "";
+      return [
+        Promise.resolve({ name: platform.title, ok: true, skipped: true, detail: `not configured${wanted}` }),
+      ];
     }
-    return {
-      name: "Discord",
-      ok: false,
-      detail: `GET /users/@me answered ${response.status}`,
-      fix:
-        response.status === 401
-          ? "DISCORD_TOKEN is not valid: reset the bot token on the Developer Portal's Bot page and copy it."
-          : "Check DISCORD_TOKEN and DISCORD_API_URL.",
-    };
-  } catch (err) {
-    return {
-      name: "Discord",
-      ok: false,
-      detail: `could not reach ${base}: ${message(err)}`,
-      fix: "Check DISCORD_API_URL and the network.",
-    };
-  }
+    return [platform.check(env)];
+  });
 }
 
 /** Runs every check (in parallel); never throws. */
 export async function runDoctor(env: Env): Promise<DoctorCheck[]> {
-  return Promise.all([checkRedis(env), checkModel(env), checkSlack(env), checkDiscord(env)]);
+  return Promise.all([checkRedis(env), checkModel(env), ...checkPlatforms(env)]);
 }
 
 /** The report as text: one line per check, with the fix under failed ones. */

@@ -1,52 +1,77 @@
 import type { ChatPlatform, Platform } from "../chat/index.js";
-import type { Env, ThreadlineConfig } from "../config/index.js";
-import type { RunLogger, RunsConfig } from "../runs/index.js";
-import { playgroundPlatform, wantsPlayground } from "./playground-platform.js";
-import type { RedisClient } from "./redis.js";
+import { discordChatPlatform } from "./discord-platform.js";
+import type { Env } from "./env.js";
+import type { ChatPlatformModule, PlatformDeps } from "./platform-module.js";
+import { playgroundChatPlatform } from "./playground-platform.js";
+import { slackChatPlatform } from "./slack-platform.js";
 
-/** What platform factories get from the composition root. */
-export interface PlatformDeps {
-  env: Env;
-  /** The process's command connection (stores, the playground). */
-  redis: RedisClient;
-  /**
-   * The command connection of the platforms' Redis-backed rate limits (Slack's method budgets, Discord's
-   * REST budget), separate from `redis` so a budget check is never queued behind intake scripts and run
-   * writes. Not closed by the platforms. Default `redis`.
-   */
-  limits?: RedisClient;
-  log: RunLogger;
-  /** "gateway" receives events; "worker" only posts through REST. */
-  role: "gateway" | "worker";
-  /** The runs settings (reaction names the gateway watches). */
-  config: RunsConfig;
-  /** What the adapters report besides runs (the gateway's feedback clicks). */
-  observer?: PlatformObserver;
-  /** The config module's settings (Slack's suggested prompts). Default: none given. */
-  settings?: ThreadlineConfig;
+export type { ChatPlatformModule, PlatformDeps, PlatformEnv, PlatformObserver } from "./platform-module.js";
+export { definePlatform } from "./platform-module.js";
+
+/**
+ * The chat platforms, one module each (`src/app/<name>-platform.ts`, wiring the adapter folder
+ * `src/<name>/`), in the order they are built and checked. The environment schema (`env.ts`),
+ * {@link createPlatforms}, the playground's fallback, the gateway's warning and `doctor` read this table and
+ * nothing platform-specific: a new platform is its folder, its module and its entry here.
+ */
+export const CHAT_PLATFORMS = [slackChatPlatform, discordChatPlatform, playgroundChatPlatform] as const;
+
+/** The table as plain modules (each reads only its own variables of the whole environment). */
+const MODULES: readonly ChatPlatformModule[] = CHAT_PLATFORMS;
+
+type Intersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void
+  ? I
+  : never;
+
+/** Every platform's environment variables in one zod shape (what `env.ts` extends the schema with). */
+export type PlatformEnvShape = Intersection<(typeof CHAT_PLATFORMS)[number]["env"]>;
+
+/** The platforms' environment variables in one shape. @throws Error when two declare the same name. */
+export function platformEnvShape(): PlatformEnvShape {
+  const shape: Record<string, unknown> = {};
+  for (const platform of MODULES)
+    for (const [name, schema] of Object.entries(platform.env)) {
+      if (name in shape) throw new Error(`Two chat platforms declare the environment variable ${name}`);
+      shape[name] = schema;
+    }
+  return shape as PlatformEnvShape;
 }
 
-/** Events of the chat adapters worth counting. Members must not throw. */
-export interface PlatformObserver {
-  /** A user gave feedback on an answer (`positive` / `negative`). */
-  feedback?(platform: Platform, value: string): void;
+/** The platforms' problems across their variables (`env.ts` reports them with every other problem). */
+export function platformProblems(env: Env): string[] {
+  return MODULES.flatMap((platform) => platform.problems?.(env) ?? []);
 }
 
 /**
- * Builds the configured platform adapters (those whose credentials are present). Slack's and Discord's
- * client libraries are loaded only when configured, so the playground alone starts quickly.
+ * The platforms `env` turns on, in table order: those whose credentials are present, and the fallbacks
+ * (the playground) when they are turned on themselves or no other platform is.
  */
-export async function createPlatforms(deps: PlatformDeps): Promise<ChatPlatform[]> {
+export function wantedPlatforms(env: Env): ChatPlatformModule[] {
+  const configured = MODULES.filter((platform) => platform.configured(env));
+  const none = !configured.some((platform) => !platform.fallback);
+  return MODULES.filter((platform) => configured.includes(platform) || (platform.fallback && none));
+}
+
+/** True when the local web playground is wanted: `PLAYGROUND=1`, or no other platform is configured. */
+export function wantsPlayground(env: Env): boolean {
+  return wantedPlatforms(env).includes(playgroundChatPlatform);
+}
+
+/** What turns a platform on, for messages: `SLACK_BOT_TOKEN or DISCORD_TOKEN`. */
+export function platformCredentials(): string {
+  return MODULES.flatMap((platform) => (platform.credentials ? [platform.credentials] : [])).join(" or ");
+}
+
+/**
+ * Builds the wanted platform adapters ({@link wantedPlatforms}). Each module loads its client library only
+ * when built, so the playground alone starts quickly.
+ */
+export async function createPlatforms(deps: PlatformDeps<Env>): Promise<ChatPlatform[]> {
   const platforms: ChatPlatform[] = [];
-  if (deps.env.SLACK_BOT_TOKEN) {
-    const slack = (await import("./slack-platform.js")).slackPlatform(deps);
-    if (slack) platforms.push(slack);
+  for (const platform of wantedPlatforms(deps.env)) {
+    const built = await platform.create(deps);
+    if (built) platforms.push(built);
   }
-  if (deps.env.DISCORD_TOKEN) {
-    const discord = (await import("./discord-platform.js")).discordPlatform(deps);
-    if (discord) platforms.push(discord);
-  }
-  if (wantsPlayground(deps.env)) platforms.push(playgroundPlatform(deps));
   return platforms;
 }
 

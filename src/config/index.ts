@@ -16,7 +16,15 @@ export {
   type ThreadlineConfig,
 } from "./config-module.js";
 export { configSchema, describeConfigIssues, validateConfig } from "./config-schema.js";
-export { ConfigError, type Env, envSchema, parseEnv } from "./env.js";
+export {
+  ConfigError,
+  type Env,
+  envSchema,
+  flagSetting,
+  idListSetting,
+  parseEnv,
+  parseEnvWith,
+} from "./env.js";
 export {
   CONFIG_FILE_NAMES,
   findConfigFile,

@@ -22,8 +22,8 @@ export interface LoadConfigOptions {
 }
 
 /** The validated environment and config module. */
-export interface LoadedConfig {
-  env: Env;
+export interface LoadedConfig<E extends Env = Env> {
+  env: E;
   /** `{}` when there is no config module. */
   config: ThreadlineConfig;
   /** The module that was loaded, if any. */
@@ -122,11 +122,21 @@ export async function loadConfigModule(
  * Reads the environment and the config module and validates both.
  * @throws ConfigError listing every problem of both, in plain words (values are never echoed).
  */
-export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
+export function loadConfig(options?: LoadConfigOptions): Promise<LoadedConfig>;
+/**
+ * The same with the environment read by `options.parseEnv` (throwing a {@link ConfigError}): the CLI passes
+ * `src/app/env.ts`'s, which adds the chat platforms' variables.
+ */
+export function loadConfig<E extends Env>(
+  options: LoadConfigOptions & { parseEnv: (env: NodeJS.ProcessEnv) => E },
+): Promise<LoadedConfig<E>>;
+export async function loadConfig(
+  options: LoadConfigOptions & { parseEnv?: (env: NodeJS.ProcessEnv) => Env } = {},
+): Promise<LoadedConfig> {
   const problems: string[] = [];
   let env: Env | undefined;
   try {
-    env = parseEnv(options.env ?? process.env);
+    env = (options.parseEnv ?? parseEnv)(options.env ?? process.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);

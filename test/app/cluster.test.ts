@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "../../src/app/doctor.js";
-import { parseEnv } from "../../src/config/index.js";
+import { parseEnv } from "../../src/app/env.js";
 import type { PlaygroundMessage, PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
 import { queuePrefix, threadKeys } from "../../src/runs/index.js";
 import { FakeOpenAIServer, type ReceivedRequest, textReply, toolCallReply } from "../fakes/openai-server.js";

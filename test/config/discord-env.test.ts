@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type ConfigError, parseEnv } from "../../src/config/index.js";
+import { parseEnv } from "../../src/app/env.js";
+import type { ConfigError } from "../../src/config/index.js";
 
 describe("Discord settings in the environment", () => {
   it("defaults to one shard, open access, DMs on, Discord's global limit and a 1 s edit interval", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEnv } from "../../src/config/index.js";
+import { parseEnv } from "../../src/app/env.js";
 
 describe("process settings in the environment", () => {
   it("default to 200 runs per worker and an ops server on every interface of port 9464", () => {

@@ -1,11 +1,11 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHANNEL_REFUSED_NOTICE } from "../../src/app/access.js";
+import { parseEnv } from "../../src/app/env.js";
 import { type GatewayProcess, startGatewayProcess } from "../../src/app/gateway.js";
 import { createPlatforms } from "../../src/app/platforms.js";
 import { runsConfigFromEnv } from "../../src/app/runs-config.js";
 import type { ChatUser } from "../../src/chat/index.js";
-import { parseEnv } from "../../src/config/index.js";
 import type { PlaygroundSnapshot } from "../../src/playground/index.js";
 import type { RunLogger } from "../../src/runs/index.js";
 import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";

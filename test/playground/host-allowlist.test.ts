@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseEnv } from "../../src/config/index.js";
+import { parseEnv } from "../../src/app/env.js";
 import { createPlaygroundPlatform, type PlaygroundPlatform } from "../../src/playground/index.js";
 import { playgroundKeys } from "../../src/runs/index.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { wantsPlayground } from "../../src/app/playground-platform.js";
-import { parseEnv } from "../../src/config/index.js";
+import { parseEnv } from "../../src/app/env.js";
+import { wantsPlayground } from "../../src/app/platforms.js";
 import type { PlaygroundSnapshot, PlaygroundThread } from "../../src/playground/index.js";
 import { CliProcess } from "../support/process.js";
 import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
