@@ -1,6 +1,5 @@
 import {
   type AgentEvent,
-  type AgentLoopConfig,
   type AgentMessage,
   type AssistantMessage,
   runAgentLoop,
@@ -11,26 +10,25 @@ import {
   type ChatUser,
   createRunRenderer,
   parseThreadId,
-  type RunOutcome,
+  type RunRenderer,
   type RunStats,
   type ThreadRef,
 } from "../chat/index.js";
 import { ApprovalGate } from "./approvals.js";
-import { fenceTools } from "./fenced-tools.js";
 import { threadKeys } from "./keys.js";
 import { Lease } from "./lease.js";
-import { chainBeforeToolCall, createLoopGuard, type LoopGuard } from "./loop-guard.js";
-import { priceTable } from "./pricing.js";
+import { createLoopGuard, type LoopGuard } from "./loop-guard.js";
 import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
 import { QueueMarks } from "./queue-marks.js";
 import { recoverInterruptedCalls } from "./recovery.js";
 import { ReplyLog } from "./reply-log.js";
+import { budgetStopReason, wallLimitReason } from "./run-budgets.js";
+import { endRun, type SessionOutcome } from "./run-end.js";
 import { RunInterrupts } from "./run-interrupts.js";
+import { createRunLoopConfig, createRunMeter, resolveRunAgent } from "./run-loop-config.js";
 import type { RunLogger, RunObserver, ToolRunContext } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
-import { SpendLedger } from "./spend.js";
-import { SpendMeter } from "./spend-meter.js";
 import type { StartReply, ThreadScripts } from "./thread-scripts.js";
 import {
   loadRunTranscript,
@@ -41,22 +39,10 @@ import {
   transcriptTailFor,
 } from "./thread-store.js";
 import { createToolApproval, type ToolApprovalHook } from "./tool-approval.js";
-import { limitToolResults } from "./tool-result-limit.js";
 import { RunTracer } from "./tracing.js";
 import { type DrainKind, TranscriptSink } from "./transcript-sink.js";
 
-/** How one execution of a run job ended: the single outcome the end step acts on. */
-export type SessionOutcome =
-  /** The loop ended and the thread was released (nothing queued). */
-  | { kind: "completed" }
-  | { kind: "stopped"; by: ChatUser | undefined }
-  | { kind: "budget"; reason: string }
-  /** Another claim owns the thread (lease lost or taken over): write nothing more, show nothing more. */
-  | { kind: "lost" }
-  /** The worker shuts down: leave the run to be resumed elsewhere. */
-  | { kind: "interrupted" }
-  /** Something threw; `final` when no retry of the job follows. */
-  | { kind: "failed"; error: unknown; final: boolean };
+export { RunInterruptedError, RunLeaseLapsedError, type SessionOutcome } from "./run-end.js";
 
 /** What the job knows about its retries (a BullMQ job satisfies this). */
 export interface RunAttempts {
@@ -64,25 +50,6 @@ export interface RunAttempts {
   attemptsMade?: number;
   opts?: { attempts?: number };
 }
-
-/** Thrown when a worker shuts down mid-run: BullMQ retries the job and the run resumes elsewhere. */
-export class RunInterruptedError extends Error {
-  constructor() {
-    super("Run interrupted by worker shutdown; it will resume from the transcript.");
-    this.name = "RunInterruptedError";
-  }
-}
-
-/** Thrown when a run's lease lapsed with nobody else taking it: BullMQ retries the job, which claims again. */
-export class RunLeaseLapsedError extends Error {
-  constructor() {
-    super("The run's lease lapsed and no other worker took it; the job is retried to resume it.");
-    this.name = "RunLeaseLapsedError";
-  }
-}
-
-const FAILED_TEXT = "Something went wrong while running this request; it has been logged.";
-const RESUMING_TEXT = "Interrupted for a moment; this request resumes on its own.";
 
 /** One execution of a run job: claim → loop → one end step. */
 export class RunSession {
@@ -104,7 +71,7 @@ export class RunSession {
   private sink: TranscriptSink | undefined;
   private gate: ApprovalGate | undefined;
   private approvals: ToolApprovalHook | undefined;
-  private renderer: ReturnType<typeof createRunRenderer> | undefined;
+  private renderer: RunRenderer | undefined;
   /** Steering messages the start script drained: the answer to the first steering poll. */
   private startSteering: AgentMessage[] | undefined;
   /** What queued message the loop yields to now (⚡ interrupts, and steers for interruptible tools). */
@@ -195,7 +162,7 @@ export class RunSession {
     lease.start();
     if (start.stopBy) this.requestStop(parseUser(start.stopBy) ?? null);
     const wall = setTimeout(() => {
-      this.budgetReason = `This run took longer than its limit of ${formatMinutes(config.budgets.maxWallMs)}, so it was stopped.`;
+      this.budgetReason = wallLimitReason(config.budgets.maxWallMs);
       this.controller.abort();
     }, config.budgets.maxWallMs);
     // A stop or a decision published while the subscriber reconnected is state in Redis: read it again.
@@ -258,15 +225,8 @@ export class RunSession {
       settings: meta.settings,
     };
     const setup = this.deps.agent;
-    const tools = fenceTools(
-      limitToolResults(typeof setup.tools === "function" ? setup.tools(ctx) : setup.tools, {
-        maxChars: config.toolResultMaxChars,
-      }),
-      () => sink,
-      () => lease,
-    );
-    const systemPrompt =
-      typeof setup.systemPrompt === "function" ? setup.systemPrompt(ctx) : setup.systemPrompt;
+    const agent = resolveRunAgent(setup, ctx, config.toolResultMaxChars, sink, lease);
+    const { tools, systemPrompt } = agent;
     // A previous attempt's reply (its worker died) still shows its running tool lines: settle them first.
     const replies = new ReplyLog(
       this.scripts.redis,
@@ -309,32 +269,31 @@ export class RunSession {
       store: this.store,
       observer: this.tracer.observe(this.observer),
     });
-    const loopConfig: AgentLoopConfig = {
-      ...setup.streamOptions,
-      model: setup.model,
-      convertToLlm: setup.convertToLlm,
-      toolExecution: setup.toolExecution ?? "parallel",
-      getSteeringMessages: () => this.drain("steer", config.steeringMode === "all" ? "all" : "one"),
-      getFollowUpMessages: () => this.drain("followUp", config.followUpMode === "all" ? "all" : "one"),
-      interrupts: this.interrupts.source,
-      beforeToolCall: this.tracer.wrapBeforeToolCall(
-        chainBeforeToolCall((call) => this.loopGuard.beforeToolCall(call), this.approvals),
-      ),
-      // A call that ran with an approver's edited arguments says so in its result (what the model reads).
-      afterToolCall: this.approvals.afterToolCall,
+    const loopConfig = createRunLoopConfig({
+      setup,
+      config,
+      ctx,
+      agent,
+      sink,
+      drain: (kind, mode) => this.drain(kind, mode),
+      interrupts: this.interrupts,
+      loopGuard: this.loopGuard,
+      approvals: this.approvals,
+      tracer: this.tracer,
       shouldStopAfterTurn: () => this.budgetExceeded(),
-    };
-    const transformContext =
-      setup.contextTransform?.({
-        ...ctx,
-        systemPrompt,
-        tools,
-        appendToTranscript: (message) => sink.appendCustom(message),
-      }) ?? setup.transformContext;
-    if (transformContext) loopConfig.transformContext = transformContext;
+    });
     const emit = (event: AgentEvent) => this.onEvent(event);
     const signal = this.controller.signal;
-    const meter = this.meter(ctx);
+    const meter = createRunMeter(ctx, {
+      scripts: this.scripts,
+      config,
+      log: this.log,
+      fields: this.fields,
+      observer: this.observer,
+      capReached: (reason) => {
+        this.budgetReason ??= reason;
+      },
+    });
     const streamFn = meter.wrap(this.tracer.wrapStream(setup.streamFn));
     const context = () => ({ systemPrompt, tools, messages: sink.messages });
 
@@ -396,138 +355,29 @@ export class RunSession {
     return { kind: "stopped", by: undefined };
   }
 
-  /**
-   * The end step: acts on the single outcome — releases the thread when the run is over (queued messages
-   * enter the transcript marked not processed), stops the heartbeat, logs the one "run finished" line, and
-   * shows the outcome in the chat, waiting for that at most `finishTimeoutMs` (and not at all when the
-   * worker shuts down). Throws for outcomes that BullMQ must retry.
-   */
-  private async end(outcome: SessionOutcome, workerSignal: AbortSignal | undefined): Promise<void> {
-    const { config } = this.deps;
-    const lease = this.lease;
-    if (!lease) {
-      // Nothing was claimed: the start script itself failed.
-      if (outcome.kind === "failed") throw outcome.error;
-      return;
-    }
-    let shown: RunOutcome;
-    switch (outcome.kind) {
-      case "completed":
-        shown = { kind: "completed" };
-        break;
-      case "stopped":
-      case "budget": {
-        const release = await this.scripts.release(this.job.threadId, {
-          token: lease.token,
-          mode: "stopped",
-          now: Date.now(),
-          retention: config.retentionMs,
-        });
-        if (release.kind === "lost") lease.lose();
-        else if (release.kind === "released") this.marks.notProcessed(release.notProcessed);
-        shown =
-          outcome.kind === "budget"
-            ? { kind: "budget", reason: outcome.reason }
-            : { kind: "stopped", by: outcome.by };
-        break;
-      }
-      case "lost":
-      case "interrupted":
-        shown = {
-          kind: "stopped",
-          by: undefined,
-          reason: "The worker running this request stopped; it will resume.",
-        };
-        break;
-      case "failed":
-        this.log.error({ ...this.fields, err: outcome.error, final: outcome.final }, "run failed");
-        // A failure that a retry of the job may still recover from says so, not "something went wrong".
-        shown = outcome.final
-          ? { kind: "failed", message: FAILED_TEXT }
-          : { kind: "stopped", by: undefined, reason: RESUMING_TEXT };
-        break;
-    }
-    lease.stop();
-    this.observer.runEnded?.(outcome.kind);
-    this.tracer.finished(outcome.kind, this.stats);
-    this.log.info(
-      { ...this.fields, outcome: outcome.kind, ...this.stats, durationMs: Date.now() - this.startedAt },
-      "run finished",
-    );
-    await this.finishRenderer(shown, workerSignal);
-    if (outcome.kind === "failed") throw outcome.error;
-    if (outcome.kind === "interrupted") throw new RunInterruptedError();
-    if (outcome.kind === "lost" && (await this.orphaned())) throw new RunLeaseLapsedError();
-  }
-
-  /**
-   * True when this claim lost its lease by letting it lapse (an event-loop stall, a Redis outage) and no
-   * other claim took the run over: returning would leave the thread with queued messages and no job, so
-   * the job is retried and its next attempt claims the run again.
-   */
-  private async orphaned(): Promise<boolean> {
-    try {
-      return await this.store.isOrphaned(this.job.threadId, this.job.runId);
-    } catch {
-      return true; // Redis is not answering: let the retry find out
-    }
-  }
-
-  private async finishRenderer(outcome: RunOutcome, workerSignal: AbortSignal | undefined): Promise<void> {
-    const finishing = (async () => {
-      try {
-        await this.renderer?.finish(outcome, this.stats);
-      } catch (err) {
-        this.log.warn({ ...this.fields, err }, "final chat update failed");
-      }
-    })();
-    if (workerSignal?.aborted) return;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const late = await Promise.race([
-      finishing.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), this.deps.config.finishTimeoutMs);
-        onAbort = () => resolve(true);
-        workerSignal?.addEventListener("abort", onAbort, { once: true });
-      }),
-    ]);
-    clearTimeout(timer);
-    if (onAbort) workerSignal?.removeEventListener("abort", onAbort);
-    if (late) this.log.warn(this.fields, "final chat update still pending; the job returns without it");
-  }
-
-  /** Spend accounting and daily caps for this run's model requests; a reached cap ends the run after its turn. */
-  private meter(ctx: ToolRunContext): SpendMeter {
-    const { config } = this.deps;
-    return new SpendMeter({
-      ledger: new SpendLedger(this.scripts.redis, config.prefix, config.spendCaps),
-      target: { threadId: ctx.threadId, thread: ctx.thread, requester: ctx.requester },
-      prices: priceTable(config.prices),
+  /** The end step ({@link endRun}) with what this session claimed, showed and counted. */
+  private end(outcome: SessionOutcome, workerSignal: AbortSignal | undefined): Promise<void> {
+    const run = {
+      config: this.deps.config,
+      scripts: this.scripts,
+      store: this.store,
+      job: this.job,
+      lease: this.lease,
+      marks: this.marks,
       log: this.log,
       fields: this.fields,
-      ...(this.observer.cost ? { cost: this.observer.cost.bind(this.observer) } : {}),
-      capReached: (reason) => {
-        this.budgetReason ??= reason;
-      },
-    });
+      observer: this.observer,
+      tracer: this.tracer,
+      renderer: this.renderer,
+      stats: this.stats,
+      startedAt: this.startedAt,
+    };
+    return endRun(run, outcome, workerSignal);
   }
 
   private budgetExceeded(): boolean {
-    const { budgets } = this.deps.config;
-    const guardStop = this.loopGuard.stopReason();
-    if (guardStop) {
-      this.budgetReason = guardStop;
-    } else if (this.stats.turns >= budgets.maxTurns) {
-      this.budgetReason = `This run reached its limit of ${budgets.maxTurns} turns, so it was stopped.`;
-    } else if (
-      budgets.maxTokens !== undefined &&
-      this.stats.inputTokens + this.stats.outputTokens >= budgets.maxTokens
-    ) {
-      this.budgetReason = `This run used its budget of ${budgets.maxTokens} tokens, so it was stopped.`;
-    } else if (Date.now() - this.startedAt >= budgets.maxWallMs) {
-      this.budgetReason = `This run took longer than its limit of ${formatMinutes(budgets.maxWallMs)}, so it was stopped.`;
-    }
+    const reason = budgetStopReason(this.deps.config.budgets, this.stats, this.startedAt, this.loopGuard);
+    if (reason) this.budgetReason = reason;
     return this.budgetReason !== undefined;
   }
 
@@ -602,11 +452,4 @@ export class RunSession {
     this.stats.outputTokens += message.usage.output;
     if (message.usage.cost.total > 0) this.stats.cost = (this.stats.cost ?? 0) + message.usage.cost.total;
   }
-}
-
-/** Minutes as people say them: "15 min", "1.5 min", "30 s". */
-function formatMinutes(ms: number): string {
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  const minutes = ms / 60_000;
-  return `${Number.isInteger(minutes) ? minutes : minutes.toFixed(1)} min`;
 }
