@@ -1,34 +1,36 @@
 import {
+  type AgentContext,
   type AgentEvent,
+  type AgentLoopConfig,
   type AgentMessage,
   type AssistantMessage,
   runAgentLoop,
   runAgentLoopContinue,
+  type StreamFn,
 } from "../agent/index.js";
 import {
   type ChatOutbound,
   type ChatUser,
-  createRunRenderer,
   parseThreadId,
   type RunRenderer,
   type RunStats,
   type ThreadRef,
 } from "../chat/index.js";
 import { ApprovalGate } from "./approvals.js";
-import { threadKeys } from "./keys.js";
 import { Lease } from "./lease.js";
 import { createLoopGuard, type LoopGuard } from "./loop-guard.js";
 import type { RunProcessorDeps } from "./processor.js";
 import type { RunJobData } from "./queue.js";
 import { QueueMarks } from "./queue-marks.js";
 import { recoverInterruptedCalls } from "./recovery.js";
-import { ReplyLog } from "./reply-log.js";
 import { budgetStopReason, wallLimitReason } from "./run-budgets.js";
 import { endRun, type SessionOutcome } from "./run-end.js";
 import { RunInterrupts } from "./run-interrupts.js";
 import { createRunLoopConfig, createRunMeter, resolveRunAgent } from "./run-loop-config.js";
+import { openRunReply } from "./run-reply.js";
 import type { RunLogger, RunObserver, ToolRunContext } from "./setup.js";
 import { SILENT_LOGGER } from "./setup.js";
+import type { SpendMeter } from "./spend-meter.js";
 import type { StartReply, ThreadScripts } from "./thread-scripts.js";
 import {
   loadRunTranscript,
@@ -49,6 +51,17 @@ export interface RunAttempts {
   /** Failed attempts before this one. */
   attemptsMade?: number;
   opts?: { attempts?: number };
+}
+
+/** What {@link RunSession.prepare} hands the loop. */
+interface PreparedLoop {
+  sink: TranscriptSink;
+  /** Prompts the start script drained: the loop's first input. */
+  prompts: AgentMessage[];
+  loopConfig: AgentLoopConfig;
+  meter: SpendMeter;
+  streamFn: StreamFn;
+  context: () => AgentContext;
 }
 
 /** One execution of a run job: claim → loop → one end step. */
@@ -196,8 +209,11 @@ export class RunSession {
     return { kind: "failed", error: err, final: made + 1 >= allowed };
   }
 
-  /** Runs the loop from the claimed state until it ends; returns how. Never throws. */
-  private async loop(start: Extract<StartReply, { kind: "ok" }>): Promise<SessionOutcome> {
+  /**
+   * Builds what the loop runs with from the claimed state: the transcript sink, the run's reply, the
+   * approval gate and the loop's config. May throw (Redis, the app's setup functions).
+   */
+  private async prepare(start: Extract<StartReply, { kind: "ok" }>): Promise<PreparedLoop> {
     const { config } = this.deps;
     const lease = this.lease!;
     const loaded = this.deps.agent.contextTransform
@@ -212,7 +228,7 @@ export class RunSession {
       loaded.bodyBase,
     );
     this.sink = sink;
-    let prompts = sink.take("prompt", start.prompts);
+    const prompts = sink.take("prompt", start.prompts);
     // Interrupts queued before the claim are delivered with the first steering poll, ahead of it.
     this.startSteering = [...sink.take("interrupt", start.interrupts), ...sink.take("steer", start.steering)];
     const meta = parseMeta(start.meta);
@@ -227,21 +243,15 @@ export class RunSession {
     const setup = this.deps.agent;
     const agent = resolveRunAgent(setup, ctx, config.toolResultMaxChars, sink, lease);
     const { tools, systemPrompt } = agent;
-    // A previous attempt's reply (its worker died) still shows its running tool lines: settle them first.
-    const replies = new ReplyLog(
-      this.scripts.redis,
-      threadKeys(config.prefix, this.job.threadId).replies(this.job.runId),
-      this.log,
-      this.fields,
-    );
-    await replies.settlePrevious(this.outbound, this.thread);
-    this.renderer = createRunRenderer({
-      outbound: replies.track(this.outbound),
+    this.renderer = await openRunReply({
+      redis: this.scripts.redis,
+      config,
+      job: this.job,
+      outbound: this.outbound,
       thread: this.thread,
       footer: meta.settings.footer ?? config.footer,
-      maxMessages: config.replyMaxMessages,
-      maxAnswerChars: config.replyMaxChars,
-      onError: (err, operation) => this.log.warn({ ...this.fields, err, operation }, "chat update failed"),
+      log: this.log,
+      fields: this.fields,
     });
     this.gate = new ApprovalGate({
       scripts: this.scripts,
@@ -282,8 +292,6 @@ export class RunSession {
       tracer: this.tracer,
       shouldStopAfterTurn: () => this.budgetExceeded(),
     });
-    const emit = (event: AgentEvent) => this.onEvent(event);
-    const signal = this.controller.signal;
     const meter = createRunMeter(ctx, {
       scripts: this.scripts,
       config,
@@ -296,7 +304,18 @@ export class RunSession {
     });
     const streamFn = meter.wrap(this.tracer.wrapStream(setup.streamFn));
     const context = () => ({ systemPrompt, tools, messages: sink.messages });
+    return { sink, prompts, loopConfig, meter, streamFn, context };
+  }
 
+  /** Runs the loop from the claimed state until it ends; returns how. Never throws. */
+  private async loop(start: Extract<StartReply, { kind: "ok" }>): Promise<SessionOutcome> {
+    const { config } = this.deps;
+    const lease = this.lease!;
+    const prepared = await this.prepare(start);
+    const { sink, loopConfig, meter, streamFn, context } = prepared;
+    let prompts = prepared.prompts;
+    const emit = (event: AgentEvent) => this.onEvent(event);
+    const signal = this.controller.signal;
     try {
       if (!signal.aborted) {
         await recoverInterruptedCalls({
