@@ -40,6 +40,7 @@ import { threadKeys } from "../src/runs/keys.js";
 import { defineTool } from "../src/tools/index.js";
 import { MemoryOutbound } from "../test/fakes/memory-outbound.js";
 import { chunks, FakeOpenAIServer, type FakeReply } from "../test/fakes/openai-server.js";
+import { seededRandom } from "../test/support/random.js";
 import { connect, requireRedis } from "../test/support/redis.js";
 import { startCpuProfile } from "./support/profile.js";
 import { percentile } from "./support/stats.js";
@@ -142,21 +143,9 @@ const WORDS = (
   "python memory leak heap cpu usage spike disk full cleanup cron schedule backup restore snapshot region"
 ).split(" ");
 
-/** A deterministic pseudo-random generator (mulberry32), so every run stores the same thread. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** About `bytes` of chat-like text: common words, with ids, numbers and paths as real tool output has. */
 function sentence(seed: number, bytes: number): string {
-  const next = random(seed * 2654435761);
+  const next = seededRandom(seed * 2654435761);
   const out: string[] = [];
   let length = 0;
   while (length < bytes) {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { FakeOpenAIServer } from "../../test/fakes/openai-server.js";
 import { freePort } from "../../test/support/net.js";
+import { seededRandom } from "../../test/support/random.js";
 import { type AuditDetails, audit, type ChaosCounts, isQuiet } from "./audit.js";
 import { Chaos, type ChaosApplied } from "./chaos.js";
 import { removeNow, removeOnExit } from "./children.js";
@@ -49,18 +50,6 @@ export interface ChaosReport {
   /** Whether the system reached quiescence within `settleMs`, and how long it took. */
   settled: { quiet: boolean; ms: number };
   elapsedMs: number;
-}
-
-/** mulberry32: a small seeded PRNG, so the same seed plans the same traffic and chaos. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const ROOT = resolve(import.meta.dirname, "../..");

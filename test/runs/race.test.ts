@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AssistantMessage } from "../../src/agent/index.js";
 import { type ChatUser, type IncomingMessage, type ThreadRef, threadId } from "../../src/chat/index.js";
 import type { Disposition } from "../../src/runs/index.js";
+import { seededRandom } from "../support/random.js";
 import { alice, bob, carol, instantTool, RunsHarness } from "./harness.js";
 
 /**
@@ -12,18 +13,6 @@ import { alice, bob, carol, instantTool, RunsHarness } from "./harness.js";
 const THREADS = 4;
 const MESSAGES_PER_THREAD = 520;
 const SEED = Number(process.env.RACE_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-/** mulberry32: small, fast, good enough to make a schedule reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type FinalDisposition = "prompt" | Disposition;
 
@@ -54,7 +43,7 @@ describe("randomized race: messages at random instants around run starts and end
       separateConnections: true,
       config: { queueCap: 1_000_000, budgets: { maxTurns: 1_000_000, maxWallMs: 15 * 60 * 1000 } },
     }).start();
-    const modelRng = prng(SEED ^ 0x5eed);
+    const modelRng = seededRandom(SEED ^ 0x5eed);
     let callSeq = 0;
     h.model.recordRequests = false;
     // Resolvers of drivers waiting for a thread's run to give a final answer (its run is about to end).
@@ -188,7 +177,7 @@ describe("randomized race: messages at random instants around run starts and end
       }
     }
 
-    await Promise.all(threads.map((thread, i) => drive(thread, prng(SEED + i * 7919))));
+    await Promise.all(threads.map((thread, i) => drive(thread, seededRandom(SEED + i * 7919))));
     await Promise.all(background);
     await h.quiescent(threads);
 
