@@ -78,6 +78,11 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     async close(options = {}) {
       const { graceMs = 30_000, force = false } = typeof options === "boolean" ? { force: options } : options;
       stopSweeping();
+      // BullMQ sends its connections' set-up commands (CLIENT SETNAME, INFO, the version check) without
+      // awaiting them; a close while they are in flight rejects them unhandled, which ends a Node process
+      // (taskforcesh/bullmq#2402, seen on a Cluster in a worker closed right after it started). Let them
+      // finish first, but briefly: at shutdown Redis may be gone.
+      await settlesWithin(Promise.all([worker.waitUntilReady(), sweepQueue.waitUntilReady()]), SETUP_WAIT_MS);
       const closing = worker.close(force);
       const timer = setTimeout(() => worker.cancelAllJobs("worker shutting down"), graceMs);
       try {
@@ -89,4 +94,25 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       await bus.close();
     },
   };
+}
+
+/** How long closing waits for BullMQ's connection set-up to finish (see `close`). */
+const SETUP_WAIT_MS = 1000;
+
+/** Resolves when `promise` settles (either way) or after `ms`, whichever is first. Never rejects. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    promise.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
 }
