@@ -341,12 +341,7 @@ export class RunTracer {
       span.end();
       throw err;
     };
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(call());
-    } catch (err) {
-      return Promise.reject(err).catch(failed);
-    }
+    const pending = attempt(call);
     if (!stream) return pending.then(undefined, failed);
     return pending.then((result) => {
       stream.edits++;
@@ -362,13 +357,7 @@ export class RunTracer {
       span.end();
       throw err;
     };
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(call());
-    } catch (err) {
-      return Promise.reject(err).catch(failed);
-    }
-    return pending.then((result) => {
+    return attempt(call).then((result) => {
       span.end();
       return result;
     }, failed);
@@ -405,4 +394,13 @@ interface ChatStream {
   edits: number;
   /** Epoch ms the last edit resolved: where the span ends. */
   lastEnd: number;
+}
+
+/** `call()` as a promise: a synchronous throw becomes its rejection. */
+function attempt<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
