@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import { type Cluster, Redis, type RedisOptions } from "ioredis";
 import type { ChatUser } from "../chat/index.js";
 import { eventsChannel } from "./keys.js";
 import type { RedisClient } from "./redis-client.js";
@@ -30,41 +30,98 @@ export function approvalEventKey(threadId: string, approvalId: string): string {
  * them by run id or by (thread, approval id). Cheap per waiter: a map entry. Pub/sub is only the fast
  * path: a message published while the subscriber reconnects is lost, so waiters also read the state in
  * Redis on {@link EventBus.onReconnect} (and on their own heartbeat).
+ *
+ * On a Redis Cluster the subscriber is a plain connection to one of the cluster's nodes (a cluster
+ * delivers PUBLISH to subscribers on every node), not the Cluster client's own subscriber: that one
+ * replaces a dropped connection silently, so nobody would read back what was published meanwhile. Ours
+ * reconnects to its node a few times, then moves to another node; every time it is subscribed again the
+ * reconnect handlers run.
  */
 export class EventBus {
   private readonly handlers = new Map<string, Set<Handler>>();
   private readonly reconnectHandlers = new Set<() => void>();
-  private readonly subscriber: RedisClient;
+  private subscriber: RedisClient;
   private ready: Promise<unknown> | undefined;
-  private connectedOnce = false;
+  private closed = false;
+  /** The node the cluster subscriber uses now (an index into the cluster's nodes, rotating). */
+  private nodeIndex = 0;
+  private readonly connectionName: string;
 
   constructor(
-    redis: RedisClient,
+    private readonly redis: RedisClient,
     readonly channel: string,
   ) {
-    // Named, so operators (and tests) can tell the bus's subscriber apart in CLIENT LIST. A Cluster client
-    // takes node options under `redisOptions` (PUBLISH reaches subscribers on every node of a cluster).
-    const connectionName = `${channel}:bus`;
+    // Named, so operators (and tests) can tell the bus's subscriber apart in CLIENT LIST.
+    this.connectionName = `${channel}:bus`;
     this.subscriber =
       redis instanceof Redis
-        ? redis.duplicate({ connectionName })
-        : redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, connectionName } });
-    this.subscriber.on("message", (_channel: string, payload: string) => this.dispatch(payload));
+        ? this.watch(redis.duplicate({ connectionName: this.connectionName }), false)
+        : this.nodeSubscriber(false);
+  }
+
+  /**
+   * Dispatches the subscriber's messages and reads back after each reconnect — and after its first connect
+   * when it replaces another subscriber (`replacement`).
+   */
+  private watch(subscriber: RedisClient, replacement: boolean): RedisClient {
+    subscriber.on("message", (_channel: string, payload: string) => this.dispatch(payload));
     // ioredis resubscribes by itself after a reconnect; what was published in between is gone.
-    this.subscriber.on("ready", () => {
-      if (!this.connectedOnce) {
-        this.connectedOnce = true;
+    let connectedOnce = replacement;
+    subscriber.on("ready", () => {
+      if (!connectedOnce) {
+        connectedOnce = true;
         return;
       }
-      // Wait for the subscription to be active again (the reply follows ioredis's own resubscribe on the
-      // same connection), so what waiters read next cannot miss an event published after it.
-      this.subscriber.subscribe(this.channel).then(
-        () => {
-          for (const handler of [...this.reconnectHandlers]) handler();
-        },
-        () => {},
-      );
+      if (this.ready) this.resubscribed(subscriber);
     });
+    return subscriber;
+  }
+
+  /**
+   * Waits for the subscription to be active again (the reply follows ioredis's own resubscribe on the same
+   * connection), so what waiters read next cannot miss an event published after it; then tells them.
+   */
+  private resubscribed(subscriber: RedisClient): void {
+    subscriber.subscribe(this.channel).then(
+      () => {
+        if (this.closed || subscriber !== this.subscriber) return;
+        for (const handler of [...this.reconnectHandlers]) handler();
+      },
+      () => {},
+    );
+  }
+
+  /**
+   * The cluster's subscriber: a connection to one node, retried there {@link NODE_RECONNECTS} times, then
+   * replaced by one to the next node the cluster client knows (or a seed node, before it knows any).
+   */
+  private nodeSubscriber(replacement: boolean): RedisClient {
+    const cluster = this.redis as unknown as Cluster;
+    const known = cluster.nodes("all").map((node) => node.options);
+    const nodes: RedisOptions[] = known.length > 0 ? known : seedNodes(cluster);
+    const node = nodes[this.nodeIndex++ % nodes.length] ?? {};
+    const common = (cluster.options.redisOptions ?? {}) as RedisOptions;
+    const options: RedisOptions = {
+      connectionName: this.connectionName,
+      enableReadyCheck: true,
+      retryStrategy: (attempt) => (attempt > NODE_RECONNECTS ? null : Math.min(100 * attempt, 1000)),
+    };
+    const username = node.username ?? common.username;
+    const password = node.password ?? common.password;
+    const tls = node.tls ?? common.tls;
+    if (node.host !== undefined) options.host = node.host;
+    if (node.port !== undefined) options.port = node.port;
+    if (username !== undefined) options.username = username;
+    if (password !== undefined) options.password = password;
+    if (tls !== undefined) options.tls = tls;
+    const subscriber = new Redis(options);
+    subscriber.on("error", () => {}); // reconnects (or moves on) by itself; commands report their own errors
+    this.watch(subscriber, replacement);
+    subscriber.once("end", () => {
+      // The node stays unreachable: subscribe on another one (and read back what may have been missed).
+      if (!this.closed && subscriber === this.subscriber) this.subscriber = this.nodeSubscriber(true);
+    });
+    return subscriber;
   }
 
   /** Calls `handler` after every reconnect of the subscriber (not the first connect). Returns an unsubscribe. */
@@ -82,8 +139,20 @@ export class EventBus {
 
   /** Resolves once the subscription is active; events published before that are not seen. */
   start(): Promise<unknown> {
-    this.ready ??= this.subscriber.subscribe(this.channel);
+    this.ready ??= this.subscribeCurrent();
     return this.ready;
+  }
+
+  /** Subscribes the current subscriber; when it is replaced meanwhile (its node unreachable), the next. */
+  private async subscribeCurrent(): Promise<unknown> {
+    for (;;) {
+      const subscriber = this.subscriber;
+      try {
+        return await subscriber.subscribe(this.channel);
+      } catch (err) {
+        if (this.closed || subscriber === this.subscriber) throw err;
+      }
+    }
   }
 
   /** Calls `handler` for events keyed by `key` (a run id or an {@link approvalEventKey}). Returns an unsubscribe function. */
@@ -112,8 +181,25 @@ export class EventBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.handlers.clear();
     this.reconnectHandlers.clear();
     this.subscriber.disconnect();
   }
+}
+
+/** Reconnect attempts to one cluster node before the bus's subscriber moves to another node. */
+const NODE_RECONNECTS = 3;
+
+/** The cluster client's seed nodes, before it has connected to any. */
+function seedNodes(cluster: Cluster): RedisOptions[] {
+  const seeds = (cluster as unknown as { startupNodes?: unknown[] }).startupNodes ?? [];
+  return seeds.map((seed) => {
+    if (typeof seed === "number") return { port: seed };
+    if (typeof seed === "string") {
+      const url = new URL(seed.includes("://") ? seed : `redis://${seed}`);
+      return { host: url.hostname, port: Number(url.port || 6379) };
+    }
+    return seed as RedisOptions;
+  });
 }
