@@ -16,6 +16,7 @@ export {
   type OpenAIFetch,
 } from "./client-pool.js";
 export { describeOpenAIFailure } from "./errors.js";
+export { OpenAIMessageCache } from "./message-cache.js";
 export {
   convertToOpenAIMessages,
   EMPTY_TOOL_RESULT_TEXT,

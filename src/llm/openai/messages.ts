@@ -60,7 +60,7 @@ function userContent(message: UserMessage, images: boolean): string | ChatComple
 
 function assistantParam(
   message: AssistantMessage,
-  options: OpenAIMessageOptions,
+  options: Pick<OpenAIMessageOptions, "replayReasoning">,
 ): ChatCompletionMessageParam | undefined {
   let text = "";
   let reasoning = "";
@@ -121,6 +121,145 @@ function toolText(message: ToolResultMessage, images: boolean): string {
 }
 
 /**
+ * What the request holds for one transcript message, alone: its item (a message param, or its JSON text),
+ * the tool calls it opens (assistant) and the images that follow its batch (tool result). Depends only on
+ * the message and {@link MessageVariant}; where it goes (or whether it is dropped) is decided by
+ * {@link walkTranscript} from its neighbours.
+ */
+export interface RenderedMessage<T> {
+  item: T;
+  /** Ids of the tool calls an assistant message opens; empty for other messages. */
+  toolCallIds: readonly string[];
+  /** Images of a tool result, sent after its batch as one user message; empty for other messages. */
+  images: readonly ImageContent[];
+}
+
+/**
+ * Everything besides the message itself that its {@link RenderedMessage} depends on: whether images are
+ * sent (user messages, tool results) and `replayReasoning` (assistant messages). The system role, the model
+ * and the message's position change nothing else.
+ */
+export interface MessageVariant {
+  images: boolean;
+  replayReasoning: boolean;
+}
+
+/** Whether the request sends images, from the options and the model. */
+export function sendsImages(model: Pick<Model, "input">, options: OpenAIMessageOptions): boolean {
+  return options.supportsImages ?? (model.input === undefined || model.input.includes("image"));
+}
+
+const NO_IDS: readonly string[] = [];
+const NO_IMAGES: readonly ImageContent[] = [];
+
+/**
+ * Renders one message as a message param (see {@link RenderedMessage}); `undefined` for an assistant
+ * message the request leaves out (ended in `error`/`aborted`, or nothing left to send). Pure; never throws
+ * on well-typed input.
+ */
+export function renderMessage(
+  message: Message,
+  variant: MessageVariant,
+): RenderedMessage<ChatCompletionMessageParam> | undefined {
+  if (message.role === "toolResult") {
+    const images = variant.images
+      ? message.content.filter((block): block is ImageContent => block.type === "image")
+      : NO_IMAGES;
+    return {
+      item: { role: "tool", tool_call_id: message.toolCallId, content: toolText(message, variant.images) },
+      toolCallIds: NO_IDS,
+      images,
+    };
+  }
+  if (message.role === "user") {
+    return {
+      item: { role: "user", content: userContent(message, variant.images) },
+      toolCallIds: NO_IDS,
+      images: NO_IMAGES,
+    };
+  }
+  if (message.interrupted) {
+    const param = interruptedParam(message);
+    return param && { item: param, toolCallIds: NO_IDS, images: NO_IMAGES };
+  }
+  if (message.stopReason === "error" || message.stopReason === "aborted") return undefined;
+  const param = assistantParam(message, variant);
+  if (!param) return undefined;
+  const toolCallIds =
+    param.role === "assistant" && param.tool_calls ? param.tool_calls.map((call) => call.id) : NO_IDS;
+  return { item: param, toolCallIds, images: NO_IMAGES };
+}
+
+/** How {@link walkTranscript} renders messages and the items it synthesizes between them. */
+export interface TranscriptRenderer<T> {
+  message(message: Message): RenderedMessage<T> | undefined;
+  /** The `tool` message for a tool call without a result. */
+  missingResult(toolCallId: string): T;
+  /** The user message carrying a batch's tool images. */
+  toolImages(images: readonly ImageContent[]): T;
+}
+
+/**
+ * The transcript rules of {@link convertToOpenAIMessages}, over any rendering: appends the items of
+ * `messages` to `out` in request order. Only this walk looks at neighbours and positions, so a message's
+ * {@link RenderedMessage} can be kept between requests. O(n) plus the renderer's cost.
+ */
+export function walkTranscript<T>(
+  messages: readonly Message[],
+  render: TranscriptRenderer<T>,
+  out: T[],
+): void {
+  let openCalls: string[] = [];
+  let toolImages: ImageContent[] = [];
+
+  const closeBatch = () => {
+    for (const id of openCalls) out.push(render.missingResult(id));
+    openCalls = [];
+    if (toolImages.length > 0) {
+      out.push(render.toolImages(toolImages));
+      toolImages = [];
+    }
+  };
+
+  for (const message of messages) {
+    if (message.role === "toolResult") {
+      const at = openCalls.indexOf(message.toolCallId);
+      if (at < 0) continue;
+      openCalls.splice(at, 1);
+      const rendered = render.message(message);
+      if (!rendered) continue;
+      out.push(rendered.item);
+      for (const image of rendered.images) toolImages.push(image);
+      continue;
+    }
+    closeBatch();
+    const rendered = render.message(message);
+    if (!rendered) continue;
+    out.push(rendered.item);
+    if (rendered.toolCallIds.length > 0) openCalls = [...rendered.toolCallIds];
+  }
+  closeBatch();
+}
+
+/** The `tool` message for a tool call without a result. */
+export function missingResultParam(toolCallId: string): ChatCompletionMessageParam {
+  return { role: "tool", tool_call_id: toolCallId, content: MISSING_TOOL_RESULT_TEXT };
+}
+
+/** The user message that carries a batch's tool images. */
+export function toolImagesParam(images: readonly ImageContent[]): ChatCompletionMessageParam {
+  return { role: "user", content: [{ type: "text", text: TOOL_IMAGES_TEXT }, ...images.map(imagePart)] };
+}
+
+/** The system message, or `undefined` for an empty prompt. */
+export function systemParam(
+  systemPrompt: string,
+  options: OpenAIMessageOptions,
+): ChatCompletionMessageParam | undefined {
+  return systemPrompt === "" ? undefined : { role: options.systemRole ?? "system", content: systemPrompt };
+}
+
+/**
  * Renders an LLM transcript in chat-completions format: the system prompt first (omitted when empty),
  * user messages with text and images, assistant messages with text and `tool_calls` (thinking only
  * with `replayReasoning`), tool results as `tool` messages. Keeps the transcript valid for strict servers:
@@ -131,7 +270,8 @@ function toolText(message: ToolResultMessage, images: boolean): string {
  * - a tool call without a result gets a `tool` message saying "No result provided";
  * - images from tool results follow the batch's `tool` messages as one user message (tool messages
  *   carry text only).
- * Pure and O(n); never throws on well-typed input.
+ * Pure and O(n); never throws on well-typed input. The provider sends the same messages as JSON kept per
+ * message between requests (`OpenAIMessageCache`).
  */
 export function convertToOpenAIMessages(
   systemPrompt: string,
@@ -139,52 +279,21 @@ export function convertToOpenAIMessages(
   model: Pick<Model, "input">,
   options: OpenAIMessageOptions = {},
 ): ChatCompletionMessageParam[] {
-  const images = options.supportsImages ?? (model.input === undefined || model.input.includes("image"));
-  const out: ChatCompletionMessageParam[] = [];
-  if (systemPrompt !== "") out.push({ role: options.systemRole ?? "system", content: systemPrompt });
-  let openCalls: string[] = [];
-  let toolImages: ImageContent[] = [];
-
-  const closeBatch = () => {
-    for (const id of openCalls)
-      out.push({ role: "tool", tool_call_id: id, content: MISSING_TOOL_RESULT_TEXT });
-    openCalls = [];
-    if (toolImages.length > 0) {
-      out.push({
-        role: "user",
-        content: [{ type: "text", text: TOOL_IMAGES_TEXT }, ...toolImages.map(imagePart)],
-      });
-      toolImages = [];
-    }
+  const variant: MessageVariant = {
+    images: sendsImages(model, options),
+    replayReasoning: options.replayReasoning === true,
   };
-
-  for (const message of messages) {
-    if (message.role === "toolResult") {
-      const at = openCalls.indexOf(message.toolCallId);
-      if (at < 0) continue;
-      openCalls.splice(at, 1);
-      out.push({ role: "tool", tool_call_id: message.toolCallId, content: toolText(message, images) });
-      if (images) {
-        for (const block of message.content) if (block.type === "image") toolImages.push(block);
-      }
-      continue;
-    }
-    closeBatch();
-    if (message.role === "user") {
-      out.push({ role: "user", content: userContent(message, images) });
-      continue;
-    }
-    if (message.interrupted) {
-      const param = interruptedParam(message);
-      if (param) out.push(param);
-      continue;
-    }
-    if (message.stopReason === "error" || message.stopReason === "aborted") continue;
-    const param = assistantParam(message, options);
-    if (!param) continue;
-    out.push(param);
-    if (param.role === "assistant" && param.tool_calls) openCalls = param.tool_calls.map((call) => call.id);
-  }
-  closeBatch();
+  const out: ChatCompletionMessageParam[] = [];
+  const system = systemParam(systemPrompt, options);
+  if (system) out.push(system);
+  walkTranscript(
+    messages,
+    {
+      message: (message) => renderMessage(message, variant),
+      missingResult: missingResultParam,
+      toolImages: toolImagesParam,
+    },
+    out,
+  );
   return out;
 }

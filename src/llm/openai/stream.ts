@@ -15,6 +15,7 @@ import type { ModelPrices } from "../usage.js";
 import { ChatChunkAccumulator } from "./chunks.js";
 import { authHeaders, OpenAIClientPool, type OpenAIFetch } from "./client-pool.js";
 import { describeOpenAIFailure } from "./errors.js";
+import { type OpenAIMessageCache, openAIMessagesJson, sharedMessageCache } from "./message-cache.js";
 import { convertToOpenAIMessages, type OpenAIMessageOptions } from "./messages.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./model.js";
 import { readChatResponse } from "./response.js";
@@ -43,6 +44,11 @@ export interface OpenAIProviderOptions extends ProviderOptions, OpenAIMessageOpt
   /** `OpenAI-Organization` / `OpenAI-Project` headers. Default: none. */
   organization?: string;
   project?: string;
+  /**
+   * Where each message's request JSON is kept between requests. Default: one cache shared by every
+   * stream function of the process (it holds nothing longer than the transcripts do).
+   */
+  messageCache?: OpenAIMessageCache;
 }
 
 /** The default header timeout (until response headers arrive), per attempt. */
@@ -91,12 +97,45 @@ export function buildChatRequest(
   provider: OpenAIProviderOptions = {},
   baseURL = model.baseUrl ?? provider.baseURL ?? DEFAULT_OPENAI_BASE_URL,
 ): ChatCompletionCreateParamsStreaming {
-  const body: ChatCompletionCreateParamsStreaming = {
+  return {
+    ...requestFields(model, context, request, provider, baseURL),
+    messages: convertToOpenAIMessages(context.systemPrompt, context.messages, model, provider),
+  };
+}
+
+/**
+ * {@link buildChatRequest}'s body as the JSON text the provider sends (the same JSON once parsed), its
+ * messages taken from `cache`: the cost of a request does not grow with the messages earlier requests
+ * already sent. May throw like {@link buildChatRequest}.
+ */
+export function buildChatRequestJson(
+  model: Model,
+  context: LlmContext,
+  request: StreamOptions,
+  provider: OpenAIProviderOptions = {},
+  baseURL = model.baseUrl ?? provider.baseURL ?? DEFAULT_OPENAI_BASE_URL,
+  cache: OpenAIMessageCache = provider.messageCache ?? sharedMessageCache,
+): string {
+  const messages = openAIMessagesJson(context.systemPrompt, context.messages, model, provider, cache);
+  // The other fields always include `model` and `stream`, so their object is never empty.
+  const rest = JSON.stringify(requestFields(model, context, request, provider, baseURL));
+  return `{"messages":${messages},${rest.slice(1)}`;
+}
+
+/** Every field of the body but `messages` (an `extraBody` one included: the adapter's own wins). */
+function requestFields(
+  model: Model,
+  context: LlmContext,
+  request: StreamOptions,
+  provider: OpenAIProviderOptions,
+  baseURL: string,
+): Omit<ChatCompletionCreateParamsStreaming, "messages"> {
+  const body: Omit<ChatCompletionCreateParamsStreaming, "messages"> & { messages?: unknown } = {
     ...provider.extraBody,
     model: model.id,
-    messages: convertToOpenAIMessages(context.systemPrompt, context.messages, model, provider),
     stream: true,
   };
+  delete body.messages;
   if (provider.includeUsage !== false) body.stream_options = { include_usage: true };
   if (context.tools && context.tools.length > 0) body.tools = toolsToOpenAI(context.tools);
   const temperature = request.temperature ?? provider.temperature;
@@ -177,17 +216,23 @@ async function streamChat(
   for (let attempt = 0; ; attempt++) {
     const request = new RequestSignal(options.signal, idleMs > 0 ? idleMs : undefined);
     try {
-      let body: ChatCompletionCreateParamsStreaming;
+      let body: string;
       try {
-        body = buildChatRequest(model, current, options, provider, baseURL);
+        body = buildChatRequestJson(model, current, options, provider, baseURL);
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         accumulator.fail("error", `Could not build the model request: ${reason}`);
         return;
       }
+      // The SDK's own request path (retries, timeouts, headers, errors) with the body already encoded:
+      // a string body with a content-type header is sent as it is.
       const response = await pool
         .get(baseURL)
-        .chat.completions.create(body, sdkRequestOptions(provider, model, options, apiKey, request.signal))
+        .post("/chat/completions", {
+          ...sdkRequestOptions(provider, model, options, apiKey, request.signal),
+          body,
+          stream: true,
+        })
         .asResponse();
       failure.streamStarted = true;
       accumulator.start();
@@ -285,7 +330,13 @@ function sdkRequestOptions(
   return {
     maxRetries: Math.max(0, Math.floor(options.maxRetries ?? provider.maxRetries ?? DEFAULT_MAX_RETRIES)),
     timeout: requestTimeout(provider, options),
-    headers: { ...model.headers, ...options.headers, ...authHeaders(apiKey) },
+    // The JSON content type first, where the SDK's encoder put it: model and request headers still win.
+    headers: {
+      "content-type": "application/json",
+      ...model.headers,
+      ...options.headers,
+      ...authHeaders(apiKey),
+    },
     ...(signal ? { signal } : {}),
   };
 }
