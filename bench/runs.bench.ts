@@ -18,7 +18,11 @@
  *            createConvertToLlm, an instant tool, rendering into one MemoryOutbound (recordOps off). The
  *            main process submits N runs of 10 turns at once. Warm-up runs first, then RSS/heap baseline.
  *   parked   one run worker; the main process submits 1,000 runs whose first tool call needs approval;
- *            RSS and heap beyond the warmed-up, collected baseline once every approval card is posted.
+ *            RSS and heap beyond the warmed-up, collected baseline once every approval card is posted, and
+ *            the stored transcript per run (the target counts RSS beyond it).
+ *   scaleout (`--only scaleout`, or `--processes P`) P `stream` workers on the same queue, N runs each
+ *            (`--per-process`, default 150), against 1 × N in the same run and the bare client at N; how
+ *            the P × N runs are assigned and measured: bench/runs/scaleout.ts. Not in the default set.
  *
  * Measurement points (nothing in src/ is changed; every hook is a public seam):
  *   - processor begins: the worker's OutboundResolver, called once in the run session's constructor;
@@ -48,6 +52,8 @@
  *   npx tsx bench/runs.bench.ts --rounds 100 --ns 50,150 --parked 300     quicker, noisier
  *   npx tsx bench/runs.bench.ts --only stream --ns 150 --edit-interval 1000   one scenario, Slack-like throttle
  *   npx tsx bench/runs.bench.ts --only stream --ns 150 --profile /tmp/prof   CPU profile of the measured phase
+ *   npx tsx bench/runs.bench.ts --only scaleout --processes 2 --edit-interval 1000   2 × 150 vs 1 × 150
+ *   npx tsx bench/runs.bench.ts --only parked                        parked-approval memory alone
  *   RUNS_BENCH_PROFILE_DIR=/tmp/prof npm run bench:runs             whole-process CPU profiles of the children
  *
  * The parts live in `bench/runs/` (one file per child kind, the parent in `main.ts`, the report in

@@ -1,7 +1,7 @@
 /** Child `bare`: the model alone (bare node:http loops), the streaming scenario's baseline. */
 import http from "node:http";
 import { sendToParent } from "../support/child.js";
-import type { BareResult, ChildArgs } from "./protocol.js";
+import { type BareResult, type ChildArgs, parentSaysGo } from "./protocol.js";
 import { now, TURNS } from "./settings.js";
 
 export async function bareChild(args: ChildArgs): Promise<void> {
@@ -49,6 +49,11 @@ export async function bareChild(args: ChildArgs): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(args.n, 50) }, () => loop(2, [])));
+  if (args.process) {
+    // Scale-out: the bare clients of every process start their measured turns together.
+    sendToParent({ type: "ready" });
+    await parentSaysGo();
+  }
   const runs = Array.from({ length: args.n }, () => [] as number[]);
   const cpu0 = process.cpuUsage();
   await Promise.all(runs.map((starts) => loop(TURNS, starts)));

@@ -7,6 +7,7 @@ import { connect, deletePrefix, requireRedis } from "../../test/support/redis.js
 import { Child } from "../support/child.js";
 import type { BareResult, ChildArgs, LatencyResult, ParkedResult, StreamResult } from "./protocol.js";
 import { type Results, report } from "./report.js";
+import { runScaleout } from "./scaleout.js";
 import {
   benchConfig,
   chatMessage,
@@ -34,6 +35,10 @@ export interface Options {
   only: string[];
   /** `--profile <dir>`: a CPU profile of each streaming worker's measured phase. */
   profileDir: string | undefined;
+  /** `--processes <P>`: worker processes of the scale-out scenario (default 2); giving it adds the scenario. */
+  processes: number;
+  /** `--per-process <N>`: runs each scale-out process carries (default 150). */
+  perProcess: number;
 }
 
 export function parseOptions(argv: string[]): Options {
@@ -46,8 +51,14 @@ export function parseOptions(argv: string[]): Options {
     ns: (value("--ns") ?? "50,150,300").split(",").map(Number),
     parked: Number(value("--parked") ?? 1000),
     editIntervalMs: Number(value("--edit-interval") ?? 0),
-    only: (value("--only") ?? "latency,stream,parked").split(","),
+    // The scale-out scenario runs when named (`--only scaleout`) or when `--processes` is given.
+    only: [
+      ...(value("--only") ?? "latency,stream,parked").split(","),
+      ...(value("--processes") !== undefined ? ["scaleout"] : []),
+    ],
     profileDir: value("--profile"),
+    processes: Number(value("--processes") ?? 2),
+    perProcess: Number(value("--per-process") ?? 150),
   };
 }
 
@@ -142,6 +153,23 @@ export async function main(): Promise<void> {
       const run = await worker.result<StreamResult>(100_000);
       await worker.stop();
       results.streams.push({ n, bare: bareResult, run });
+    }
+
+    if (options.only.includes("scaleout")) {
+      results.scaleout = await runScaleout(
+        {
+          start,
+          intake,
+          redis,
+          prefix,
+          baseURL,
+          serverPid: server.process.pid,
+          editIntervalMs: options.editIntervalMs,
+          progress,
+        },
+        options.processes,
+        options.perProcess,
+      );
     }
 
     if (options.only.includes("parked") && options.parked > 0) {

@@ -1,7 +1,7 @@
 /** Child `parked`: runs parked on approval waits. */
-import { parseThreadId } from "../../src/chat/index.js";
+import { parseThreadId, threadId } from "../../src/chat/index.js";
 import { createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
-import { createRunQueue, Intake } from "../../src/runs/index.js";
+import { createRunQueue, Intake, threadKeys } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
 import { connect, requireRedis } from "../../test/support/redis.js";
 import { sendToParent } from "../support/child.js";
@@ -71,8 +71,21 @@ export async function parkedChild(args: ChildArgs): Promise<void> {
   const after = process.memoryUsage();
   const resources = resourceCounts();
   for (const [name, count] of Object.entries(resourcesBase)) resources[name] = (resources[name] ?? 0) - count;
+  // Read after the memory was: what each parked run holds as its transcript (the target counts beyond it).
+  const transcripts = await ids
+    .reduce(
+      (batch, id) => batch.lrange(threadKeys(config.prefix, threadId(threadRef(id))).transcript, 0, -1),
+      redis.pipeline(),
+    )
+    .exec();
+  let transcriptBytes = 0;
+  for (const [err, entries] of transcripts ?? []) {
+    if (err) throw err;
+    for (const entry of entries as string[]) transcriptBytes += Buffer.byteLength(entry);
+  }
   const result: ParkedResult = {
     n: args.n,
+    transcriptBytes,
     parkMs,
     rssBase: base.rss,
     rssAfter: after.rss,

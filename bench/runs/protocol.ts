@@ -9,6 +9,27 @@ export interface ChildArgs {
   editIntervalMs: number;
   /** Directory for a CPU profile of the measured phase of each streaming worker (`--profile`). */
   profileDir?: string;
+  /**
+   * Scale-out: this child is process `index` of `of` started together on the same queue (streaming
+   * worker or bare client). It says `ready` once warmed up, waits for the parent's `go` (so that every
+   * process starts measuring at the same moment), then says `ready` again.
+   */
+  process?: { index: number; of: number };
+}
+
+/** What the parent sends a scale-out child once every process has warmed up. */
+export const GO = "go";
+
+/** Waits for the parent's {@link GO} (over the child's IPC channel). */
+export function parentSaysGo(): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (message: unknown) => {
+      if ((message as { type?: string } | undefined)?.type !== GO) return;
+      process.off("message", listener);
+      resolve();
+    };
+    process.on("message", listener);
+  });
 }
 
 export type LatencyResult = Record<string, number[]>;
@@ -45,6 +66,8 @@ export interface StreamResult {
 
 export interface ParkedResult {
   n: number;
+  /** The parked runs' transcripts as stored (JSON bytes of every entry), summed over the runs. */
+  transcriptBytes: number;
   parkMs: number;
   rssBase: number;
   rssAfter: number;

@@ -3,6 +3,8 @@ import { availableParallelism } from "node:os";
 import { loadAverages, verdict } from "../support/stats.js";
 import type { Options } from "./main.js";
 import type { BareResult, LatencyResult, ParkedResult, StreamResult } from "./protocol.js";
+import type { ScaleoutResult } from "./scaleout.js";
+import { reportScaleout } from "./scaleout-report.js";
 import { MODEL_MS, quantile, TURNS } from "./settings.js";
 
 export const ms = (value: number) =>
@@ -20,11 +22,14 @@ export function streamTarget(n: number): { p50: number; p99: number } {
 }
 export const STREAM_ELD_P99_MS = 25;
 export const STREAM_CPU_RATIO = 1.5;
+/** Issue #17: a run parked on an approval holds at most this much RSS beyond its transcript. */
+export const PARKED_KIB_BEYOND_TRANSCRIPT = 100;
 
 export interface Results {
   latency?: LatencyResult;
   streams: { n: number; bare: BareResult; run: StreamResult }[];
   parked?: ParkedResult;
+  scaleout?: ScaleoutResult;
 }
 
 export function report(
@@ -154,24 +159,30 @@ export function report(
     console.log("");
   }
 
+  if (results.scaleout) reportScaleout(results.scaleout, verdicts);
+
   const parked = results.parked;
   if (parked) {
+    // Issue #17: "runs parked on approvals stay ≤ 100 KiB each beyond the transcript". The transcript is
+    // counted as its stored JSON; in the heap it takes more, so "beyond" is if anything overstated.
     const rssPer = (parked.rssAfter - parked.rssBase) / parked.n;
-    const ok = rssPer <= 100 * 1024;
+    const transcriptPer = parked.transcriptBytes / parked.n;
+    const beyond = rssPer - transcriptPer;
+    const ok = beyond <= PARKED_KIB_BEYOND_TRANSCRIPT * 1024;
     console.log(`### Runs parked on approval waits in one worker\n`);
     console.log(
-      "| runs | time until every card was posted | RSS per waiting run | heap per waiting run | external + array buffers per run | new handles (per run) | target | result |",
+      "| runs | time until every card was posted | RSS per waiting run | transcript per run (stored JSON) | **RSS per run beyond the transcript** | heap per waiting run | external + array buffers per run | new handles (per run) | target | result |",
     );
-    console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     const handles = Object.entries(parked.resources)
       .filter(([, count]) => count !== 0)
       .map(([name, count]) => `${name} ${count} (${(count / parked.n).toFixed(2)})`)
       .join(", ");
     console.log(
-      `| ${parked.n} | ${ms(parked.parkMs)} | ${kib(rssPer)} | ${kib((parked.heapAfter - parked.heapBase) / parked.n)} | ${kib((parked.externalAfter - parked.externalBase) / parked.n)} | ${handles || "–"} | ≤ 100 KiB RSS | ${verdict(ok)} |`,
+      `| ${parked.n} | ${ms(parked.parkMs)} | ${kib(rssPer)} | ${kib(transcriptPer)} | ${kib(beyond)} | ${kib((parked.heapAfter - parked.heapBase) / parked.n)} | ${kib((parked.externalAfter - parked.externalBase) / parked.n)} | ${handles || "–"} | ≤ ${PARKED_KIB_BEYOND_TRANSCRIPT} KiB beyond the transcript | ${verdict(ok)} |`,
     );
     verdicts.push(
-      `${verdict(ok)}  ${parked.n} runs parked on approvals: ${kib(rssPer)} RSS per waiting run (≤ 100 KiB)`,
+      `${verdict(ok)}  ${parked.n} runs parked on approvals: ${kib(beyond)} RSS per waiting run beyond its transcript (${kib(rssPer)} − ${kib(transcriptPer)} stored transcript; ≤ ${PARKED_KIB_BEYOND_TRANSCRIPT} KiB)`,
     );
     console.log("");
   }

@@ -183,6 +183,15 @@ export function streamRunId(n: number, index: number): string {
   return `n${n}-${index}`;
 }
 
+/** Run `index` of the scale-out phase with `processes` workers; the names of that phase share {@link scaleoutRunPrefix}. */
+export function scaleoutRunId(processes: number, index: number): string {
+  return `${scaleoutRunPrefix(processes)}${index}`;
+}
+
+export function scaleoutRunPrefix(processes: number): string {
+  return `x${processes}-`;
+}
+
 export function parkedRunId(index: number): string {
   return `park-${index}`;
 }

@@ -4,18 +4,25 @@ import { z } from "zod";
 import type { StreamFn } from "../../src/agent/index.js";
 import { parseThreadId } from "../../src/chat/index.js";
 import { createOpenAIStreamFn, openAIModel } from "../../src/llm/index.js";
-import { type ChatUserMessage, createRunQueue, Intake, type RunTool } from "../../src/runs/index.js";
+import {
+  type ChatUserMessage,
+  createRunQueue,
+  Intake,
+  type RunTool,
+  type RunWorkerHandle,
+} from "../../src/runs/index.js";
 import { MemoryOutbound } from "../../test/fakes/memory-outbound.js";
 import { connect, requireRedis } from "../../test/support/redis.js";
 import { sendToParent } from "../support/child.js";
 import { startCpuProfile } from "../support/profile.js";
-import type { ChildArgs, StreamResult } from "./protocol.js";
+import { type ChildArgs, parentSaysGo, type StreamResult } from "./protocol.js";
 import {
   benchConfig,
   chatMessage,
   gc,
   now,
   okResult,
+  scaleoutRunPrefix,
   sleep,
   startBenchWorker,
   streamRunId,
@@ -58,13 +65,24 @@ export async function streamChild(args: ChildArgs): Promise<void> {
       });
     return out;
   };
+  const agent = {
+    model: openAIModel({ id: "stream", baseUrl: args.baseURL }),
+    streamFn,
+    tools: [noopTool()],
+  };
+  // Scale-out: each process warms up on a queue of its own before its measured worker starts, because on
+  // the shared queue the other process's worker would take some of its warm-up runs. Its concurrency is
+  // exactly N, so of the processes × N runs the parent submits at once each worker takes exactly N (none
+  // finishes before all are taken: a run lasts 10 model turns).
+  const scaleOut = args.process;
+  if (scaleOut) await warmUpOnOwnQueue(args, chat, agent, `${scaleOut.of}-${scaleOut.index}`);
   const { handle, completions } = await startBenchWorker({
     redis,
     bull,
     config,
     chat,
-    agent: { model: openAIModel({ id: "stream", baseUrl: args.baseURL }), streamFn, tools: [noopTool()] },
-    concurrency: Math.max(args.n, args.warm),
+    agent,
+    concurrency: scaleOut ? args.n : Math.max(args.n, args.warm),
   });
   handle.worker.on("failed", (job, err) => {
     console.error(`[stream] run failed: ${err.message}`);
@@ -73,10 +91,15 @@ export async function streamChild(args: ChildArgs): Promise<void> {
 
   // Warm-up with a gateway of its own, then the baseline.
   const warmBull = connect({ blocking: true });
-  const warmIntake = new Intake(redis, createRunQueue(warmBull, args.prefix), config);
-  const warmIds = Array.from({ length: args.warm }, (_, i) => `w${args.n}-${i}`);
-  await Promise.all(warmIds.map((id) => warmIntake.submit(chatMessage(id, "go"))));
-  await withTimeout(Promise.all(warmIds.map((id) => completions.wait(id))), 60_000, "warm-up runs");
+  if (!scaleOut) {
+    const warmIntake = new Intake(redis, createRunQueue(warmBull, args.prefix), config);
+    const warmIds = Array.from({ length: args.warm }, (_, i) => `w${args.n}-${i}`);
+    await Promise.all(warmIds.map((id) => warmIntake.submit(chatMessage(id, "go"))));
+    await withTimeout(Promise.all(warmIds.map((id) => completions.wait(id))), 60_000, "warm-up runs");
+  } else {
+    sendToParent({ type: "ready" });
+    await withTimeout(parentSaysGo(), 60_000, "the parent's go");
+  }
   gc();
   await sleep(200);
   gc();
@@ -94,8 +117,11 @@ export async function streamChild(args: ChildArgs): Promise<void> {
   const stalls = stallCounter();
   const edits0 = chat.counts.edit;
   const posts0 = chat.counts.post;
-  const ids = Array.from({ length: args.n }, (_, i) => streamRunId(args.n, i));
-  const done = Promise.all(ids.map((id) => completions.wait(id)));
+  // Scale-out: this process measures the N runs its worker took (`ids` fills as they complete).
+  const ids = scaleOut ? [] : Array.from({ length: args.n }, (_, i) => streamRunId(args.n, i));
+  const done: Promise<unknown> = scaleOut
+    ? ownRuns(handle.worker, scaleoutRunPrefix(scaleOut.of), args.n, ids)
+    : Promise.all(ids.map((id) => completions.wait(id)));
   const profiler = args.profileDir ? await startCpuProfile(250) : undefined;
   eld.enable();
   stalls.start();
@@ -109,7 +135,7 @@ export async function streamChild(args: ChildArgs): Promise<void> {
   stalls.stop();
   clearInterval(sampler);
   if (profiler && args.profileDir) {
-    const file = `${args.profileDir}/stream-n${args.n}.cpuprofile`;
+    const file = `${args.profileDir}/stream-n${args.n}${scaleOut ? `-p${scaleOut.index}of${scaleOut.of}` : ""}.cpuprofile`;
     await profiler.stop(file);
     process.stderr.write(`[stream] CPU profile of the measured phase: ${file}\n`);
   }
@@ -157,6 +183,60 @@ export async function streamChild(args: ChildArgs): Promise<void> {
   sendToParent({ type: "result", data: result });
   await handle.close();
   for (const connection of [redis, bull, warmBull]) connection.disconnect();
+}
+
+/**
+ * Warm-up runs on a queue under `<prefix>:warm<name>` (deleted with the bench prefix) with a worker of its
+ * own (same code, chat and stream function as the measured one), closed before the measured worker starts.
+ */
+async function warmUpOnOwnQueue(
+  args: ChildArgs,
+  chat: MemoryOutbound,
+  agent: Parameters<typeof startBenchWorker>[0]["agent"],
+  name: string,
+): Promise<void> {
+  const config = benchConfig(`${args.prefix}:warm${name}`);
+  const redis = connect();
+  const bull = connect({ blocking: true });
+  const gatewayBull = connect({ blocking: true });
+  const queue = createRunQueue(gatewayBull, config.prefix);
+  const intake = new Intake(redis, queue, config);
+  const { handle, completions } = await startBenchWorker({
+    redis,
+    bull,
+    config,
+    chat,
+    agent,
+    concurrency: args.warm,
+  });
+  const ids = Array.from({ length: args.warm }, (_, i) => `w${args.n}-p${name}-${i}`);
+  await Promise.all(ids.map((id) => intake.submit(chatMessage(id, "go"))));
+  await withTimeout(Promise.all(ids.map((id) => completions.wait(id))), 60_000, "warm-up runs");
+  await handle.close();
+  await queue.close();
+  for (const connection of [redis, bull, gatewayBull]) connection.disconnect();
+}
+
+/**
+ * Resolves once `worker` has finished `count` runs whose thread name starts with `prefix` (completed, or
+ * failed, as the single-process scenario counts them), pushing their names to `ids`.
+ */
+function ownRuns(
+  worker: RunWorkerHandle["worker"],
+  prefix: string,
+  count: number,
+  ids: string[],
+): Promise<void> {
+  return new Promise((resolve) => {
+    const finished = (job: { data: { threadId: string } } | undefined) => {
+      const name = job ? parseThreadId(job.data.threadId).thread : "";
+      if (!name.startsWith(prefix) || ids.includes(name)) return;
+      ids.push(name);
+      if (ids.length === count) resolve();
+    };
+    worker.on("completed", finished);
+    worker.on("failed", finished);
+  });
 }
 
 /** Counts event-loop stalls ≥ 25 ms: a 5 ms interval timer that fires late by that much. */
