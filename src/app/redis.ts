@@ -52,28 +52,52 @@ const RIDE_OUT: RedisOptions = {
   reconnectOnError: (err) => (err.message.startsWith("READONLY") ? 2 : false),
 };
 
+/** How a connection is used: {@link commandConnection}'s ordinary commands or BullMQ's. */
+interface ConnectionUse {
+  maxRetriesPerRequest: number | null;
+  /** ioredis auto-pipelining: the commands of one event-loop turn go out in one socket write. */
+  autoPipelining: boolean;
+}
+
 /**
  * Ordinary commands. A command sent while Redis is unreachable waits (offline queue) and fails only after
  * about 15 s of reconnect attempts ({@link COMMAND_RECONNECT_ATTEMPTS}), so a restart is ridden out. A URL
  * is a single server ({@link RedisTarget} `single`). Never throws; connection errors surface on commands.
+ *
+ * Auto-pipelined (issue #17: one write syscall per command was a tenth of a busy worker's CPU): the
+ * commands and scripts issued in one event-loop turn are queued until `setImmediate` and written together
+ * (on a cluster, one batch per node). Ordering contract: plain commands and scripts keep their call order,
+ * but a `multi()`/`pipeline()` batch and the commands ioredis never auto-pipelines (SUBSCRIBE, SCRIPT,
+ * CLIENT, INFO, CLUSTER, SELECT, AUTH, QUIT) are written at once, ahead of plain commands still queued. So
+ * code that issues a command without awaiting it must not follow it with one of those on the same
+ * connection when it relies on the order. A `duplicate()` inherits the setting, which is harmless for a
+ * subscriber (SUBSCRIBE and UNSUBSCRIBE are never auto-pipelined). BullMQ queues go on
+ * {@link blockingConnection}, never on this one.
  */
 export function commandConnection(target: RedisTarget | string): RedisClient {
-  return connect(target, COMMAND_RECONNECT_ATTEMPTS);
+  return connect(target, { maxRetriesPerRequest: COMMAND_RECONNECT_ATTEMPTS, autoPipelining: true });
 }
 
 /**
  * BullMQ's connections (BullMQ requires `maxRetriesPerRequest: null`: its commands wait for Redis however
  * long it is away), reconnecting as {@link commandConnection} does. On a cluster BullMQ needs its keys in
- * one slot, which the runs queue's prefix `{<prefix>:bull}` (one hash tag) gives it.
+ * one slot, which the runs queue's prefix `{<prefix>:bull}` (one hash tag) gives it. Not auto-pipelined:
+ * BullMQ's blocking commands and its own batches go out as BullMQ sends them.
  */
 export function blockingConnection(target: RedisTarget | string): RedisClient {
-  return connect(target, null);
+  return connect(target, { maxRetriesPerRequest: null, autoPipelining: false });
 }
 
-function connect(target: RedisTarget | string, maxRetriesPerRequest: number | null): RedisClient {
+function connect(target: RedisTarget | string, use: ConnectionUse): RedisClient {
   const resolved: RedisTarget = typeof target === "string" ? { kind: "single", url: target } : target;
-  if (resolved.kind === "single") return new Redis(resolved.url, { ...RIDE_OUT, maxRetriesPerRequest });
-  return new Cluster(resolved.seeds.nodes, clusterOptions(resolved.seeds, maxRetriesPerRequest));
+  if (resolved.kind === "single") {
+    return new Redis(resolved.url, {
+      ...RIDE_OUT,
+      maxRetriesPerRequest: use.maxRetriesPerRequest,
+      enableAutoPipelining: use.autoPipelining,
+    });
+  }
+  return new Cluster(resolved.seeds.nodes, clusterOptions(resolved.seeds, use));
 }
 
 /**
@@ -81,8 +105,10 @@ function connect(target: RedisTarget | string, maxRetriesPerRequest: number | nu
  * reconnects with {@link reconnectDelayMs}, commands wait in its offline queue), a node lost or failed over
  * (ioredis refreshes the slot map and follows MOVED / ASK / TRYAGAIN / CLUSTERDOWN with short retries).
  */
-function clusterOptions(seeds: RedisClusterSeeds, maxRetriesPerRequest: number | null): ClusterOptions {
-  const redisOptions: NonNullable<ClusterOptions["redisOptions"]> = { maxRetriesPerRequest };
+function clusterOptions(seeds: RedisClusterSeeds, use: ConnectionUse): ClusterOptions {
+  const redisOptions: NonNullable<ClusterOptions["redisOptions"]> = {
+    maxRetriesPerRequest: use.maxRetriesPerRequest,
+  };
   if (seeds.username !== undefined) redisOptions.username = seeds.username;
   if (seeds.password !== undefined) redisOptions.password = seeds.password;
   const tls: TlsOptions | undefined = seeds.tls ? {} : undefined;
@@ -92,6 +118,8 @@ function clusterOptions(seeds: RedisClusterSeeds, maxRetriesPerRequest: number |
     enableOfflineQueue: true,
     // Reads from primaries only: a run reads its own writes (replicas lag).
     scaleReads: "master",
+    // A cluster auto-pipelines per node: one batch for the commands of one turn whose slots it serves.
+    enableAutoPipelining: use.autoPipelining,
     redisOptions,
   };
   // Managed clusters with TLS (e.g. AWS ElastiCache) announce host names their certificates are issued for:

@@ -103,11 +103,16 @@ export class ReplyLog {
   }
 
   private note(messageId: string, text: string): void {
-    // The set changes at once (not when the write answers): writes of one message are issued in call order.
+    // The set changes at once (not when the write answers): writes of one message are issued in call order,
+    // and Redis applies them in that order because they are plain commands. Not a MULTI: on an
+    // auto-pipelined connection a transaction is written at once, ahead of an HDEL still queued.
     let write: Promise<unknown> | undefined;
     if (showsRunningLine(text)) {
       this.stored.add(messageId);
-      write = this.redis.multi().hset(this.key, messageId, text).pexpire(this.key, REPLY_LOG_TTL_MS).exec();
+      write = Promise.all([
+        this.redis.hset(this.key, messageId, text),
+        this.redis.pexpire(this.key, REPLY_LOG_TTL_MS),
+      ]);
     } else if (this.stored.delete(messageId)) {
       write = this.redis.hdel(this.key, messageId);
     }

@@ -63,8 +63,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (options.lockDuration !== undefined) tuning.lockDuration = options.lockDuration;
   if (options.stalledInterval !== undefined) tuning.stalledInterval = options.stalledInterval;
   const worker = createRunWorker(options.bullConnection, options.config.prefix, processor, tuning);
-  // Every worker sweeps for started runs whose job was never added (a gateway died in between).
-  const sweepQueue = createRunQueue(options.redis, options.config.prefix);
+  // Every worker sweeps for started runs whose job was never added (a gateway died in between). Its queue
+  // is BullMQ's, so it goes on BullMQ's connection (not auto-pipelined), not on the command connection.
+  const sweepQueue = createRunQueue(options.bullConnection, options.config.prefix);
   const stopSweeping = startPendingStartSweeper(
     options.redis,
     sweepQueue,

@@ -33,18 +33,26 @@ function clusterNodes(): { host: string; port: number }[] {
 /**
  * A connection for ordinary commands; fails fast instead of queueing forever when Redis is down. Typed as
  * `Redis` so tests call commands directly; on the cluster it is an ioredis `Cluster`, which routes each
- * command (and each script, by its keys' hash tag) to the node that owns the slot.
+ * command (and each script, by its keys' hash tag) to the node that owns the slot. Auto-pipelined as the
+ * product's `commandConnection`; `blocking` (BullMQ's) is not, as the product's `blockingConnection`.
  */
 export function connect(options: { blocking?: boolean } = {}): Redis {
   const maxRetriesPerRequest = options.blocking ? null : 3;
+  const enableAutoPipelining = !options.blocking;
   if (REDIS_CLUSTER_NODES) {
     return new Cluster(clusterNodes(), {
       scaleReads: "master",
       enableOfflineQueue: true,
+      enableAutoPipelining,
       redisOptions: { maxRetriesPerRequest },
     }) as unknown as Redis;
   }
-  return new Redis(REDIS_URL, { maxRetriesPerRequest, lazyConnect: false, enableOfflineQueue: true });
+  return new Redis(REDIS_URL, {
+    maxRetriesPerRequest,
+    lazyConnect: false,
+    enableOfflineQueue: true,
+    enableAutoPipelining,
+  });
 }
 
 /** Whether `redis` is a cluster client (a test that needs one server's commands, like CLIENT KILL, asks). */
