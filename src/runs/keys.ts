@@ -84,7 +84,7 @@ export type SpendScope = "thread" | "user" | "channel" | "workspace";
 /**
  * Hash of one spend counter for one UTC day (`YYYY-MM-DD`): `tokens`, `usd`, `requests`, and `r:<id>`
  * reservations of requests in flight. The thread's counter shares the thread's hash tag; the others are
- * global keys, each touched only by single-key commands and scripts (Redis Cluster).
+ * global keys, so a script that touches several (settle, release) is sent once per Cluster slot among them.
  */
 export function spendKey(prefix: string, scope: SpendScope, id: string, day: string): string {
   if (scope === "thread") return `${prefix}:{${id}}:spend:${day}`;

@@ -101,7 +101,8 @@ export class SpendMeter {
 
   private recordWhenDone(stream: AssistantMessageEventStream): AssistantMessageEventStream {
     void stream.result().then((message) => {
-      const writing = this.settle(randomUUID(), message, false).finally(() => this.recording.delete(writing));
+      // No reservation to drop, so no request id: the ledger only adds the use.
+      const writing = this.settle(undefined, message).finally(() => this.recording.delete(writing));
       this.recording.add(writing);
     });
     return stream;
@@ -118,17 +119,17 @@ export class SpendMeter {
     }
   }
 
-  /** Prices `message` and adds it to the counters; `reserved`: `requestId` holds a reservation to drop. */
-  private async settle(requestId: string, message: AssistantMessage, reserved = true): Promise<void> {
+  /** Prices `message` and adds it to the counters; `requestId`: the reservation to drop (none when undefined). */
+  private async settle(requestId: string | undefined, message: AssistantMessage): Promise<void> {
     const { ledger, target } = this.options;
     const usd = priceMessage(message, this.options.prices) ?? 0;
     if (usd > 0) this.options.cost?.(message.model, usd);
     const usage = message.usage;
     const tokens = usage.input + usage.cacheRead + usage.cacheWrite + usage.output;
-    if (tokens === 0 && usd === 0 && !reserved) return;
     try {
       if (tokens === 0 && usd === 0) {
-        await ledger.release(target, requestId);
+        // Nothing to add; only a reservation, if any, to drop.
+        if (requestId !== undefined) await ledger.release(target, requestId);
         return;
       }
       const reached = await ledger.settle(target, requestId, tokens, usd);

@@ -1,3 +1,4 @@
+import calculateSlot from "cluster-key-slot";
 import type { Cluster, Redis } from "ioredis";
 import type { ChatUser, ThreadRef } from "../chat/index.js";
 import { type SpendScope, spendKey } from "./keys.js";
@@ -81,25 +82,42 @@ redis.call('PEXPIRE', key, ARGV[6])
 return {'ok'}
 `;
 
-/** settle → {tokens, usd}: drops the reservation, adds what the request used, returns the day's totals. */
+/**
+ * settle → {tokens, usd} per key, in KEYS order: for each key drops the reservation (when ARGV[1] names one),
+ * adds what the request used and returns the day's totals. The keys must share a Cluster slot.
+ */
 const SETTLE_LUA = `
-local key = KEYS[1]
-redis.call('HDEL', key, 'r:' .. ARGV[1])
-local tokens = redis.call('HINCRBY', key, 'tokens', ARGV[2])
-local usd = redis.call('HINCRBYFLOAT', key, 'usd', ARGV[3])
-redis.call('HINCRBY', key, 'requests', 1)
-redis.call('PEXPIRE', key, ARGV[4])
-return {tostring(tokens), tostring(usd)}
+local id, out = ARGV[1], {}
+for i, key in ipairs(KEYS) do
+  if id ~= '' then redis.call('HDEL', key, 'r:' .. id) end
+  out[2 * i - 1] = tostring(redis.call('HINCRBY', key, 'tokens', ARGV[2]))
+  out[2 * i] = tostring(redis.call('HINCRBYFLOAT', key, 'usd', ARGV[3]))
+  redis.call('HINCRBY', key, 'requests', 1)
+  redis.call('PEXPIRE', key, ARGV[4])
+end
+return out
 `;
 
-/** release → 1: drops a reservation whose request never ran (refused by another scope, failed to start). */
-const RELEASE_LUA = `return redis.call('HDEL', KEYS[1], 'r:' .. ARGV[1])`;
+/**
+ * release → 1: drops a reservation whose request never ran (refused by another scope, failed to start) from
+ * every key. The keys must share a Cluster slot.
+ */
+const RELEASE_LUA = `
+for _, key in ipairs(KEYS) do redis.call('HDEL', key, 'r:' .. ARGV[1]) end
+return 1
+`;
 
 type SpendRedis = Redis | Cluster;
+/** How many keys one settle or release call carries: 1 to the four scopes. */
+type KeyCount = 1 | 2 | 3 | 4;
 type Commands = {
   tlSpendAdmit(key: string, ...args: (string | number)[]): Promise<string[]>;
-  tlSpendSettle(key: string, ...args: (string | number)[]): Promise<[string, string]>;
-  tlSpendRelease(key: string, id: string): Promise<number>;
+} & {
+  /** The keys, then id ("" = none), tokens, usd, retention ms. */
+  [N in KeyCount as `tlSpendSettle${N}`]: (...args: (string | number)[]) => Promise<string[]>;
+} & {
+  /** The keys, then the id. */
+  [N in KeyCount as `tlSpendRelease${N}`]: (...args: string[]) => Promise<number>;
 };
 const defined = new WeakSet<SpendRedis>();
 
@@ -130,9 +148,10 @@ export function scopeId(scope: SpendScope, target: SpendTarget): string {
 }
 
 /**
- * Spend counters and daily caps in Redis, shared by every worker. Every call touches one key per command or
- * script (the per-user/channel/workspace counters are global keys, so a multi-key script would span Cluster
- * slots). Methods reject on Redis errors.
+ * Spend counters and daily caps in Redis, shared by every worker. Admission runs one single-key script per
+ * capped scope; settle and release run one multi-key script per Redis Cluster slot the four counters fall in
+ * (the per-user/channel/workspace counters are global keys, so on a Cluster they usually land in different
+ * slots; on one server all four go in one call). Methods reject on Redis errors.
  */
 export class SpendLedger {
   private readonly redis: SpendRedis & Commands;
@@ -144,12 +163,21 @@ export class SpendLedger {
   ) {
     if (!defined.has(redis)) {
       redis.defineCommand("tlSpendAdmit", { numberOfKeys: 1, lua: ADMIT_LUA });
-      redis.defineCommand("tlSpendSettle", { numberOfKeys: 1, lua: SETTLE_LUA });
-      redis.defineCommand("tlSpendRelease", { numberOfKeys: 1, lua: RELEASE_LUA });
+      // One command per key count (one script each in Redis): with the count fixed, a call's arguments start
+      // with its first key, which is what ioredis's auto-pipelining routes a custom command by on a Cluster.
+      for (let n = 1; n <= SPEND_SCOPES.length; n++) {
+        redis.defineCommand(`tlSpendSettle${n}`, { numberOfKeys: n, lua: SETTLE_LUA });
+        redis.defineCommand(`tlSpendRelease${n}`, { numberOfKeys: n, lua: RELEASE_LUA });
+      }
       defined.add(redis);
     }
     this.redis = redis as SpendRedis & Commands;
+    const keyPrefix = redis.options.keyPrefix ?? "";
+    this.slotOf = redis.isCluster ? (key) => calculateSlot(keyPrefix + key) : undefined;
   }
+
+  /** A key's Cluster slot (ioredis adds `keyPrefix` before routing); undefined on one server. */
+  private readonly slotOf: ((key: string) => number) | undefined;
 
   /** True when some scope has a cap. */
   get capped(): boolean {
@@ -193,7 +221,7 @@ export class SpendLedger {
           break;
         }
         if (reply[0] === "over") {
-          await Promise.all(held.map((k) => this.redis.tlSpendRelease(k, requestId)));
+          await this.releaseKeys(held, requestId);
           const unit = reply[1] === "usd" ? "usd" : "tokens";
           return {
             scope,
@@ -210,45 +238,83 @@ export class SpendLedger {
     return undefined;
   }
 
+  /** Today's four counters, in {@link SPEND_SCOPES} order. */
+  private keys(target: SpendTarget, now: number): string[] {
+    const day = utcDay(now);
+    return SPEND_SCOPES.map((scope) => spendKey(this.prefix, scope, scopeId(scope, target), day));
+  }
+
   /**
-   * Records one request's use under every scope (capped or not) and drops its reservations; resolves the
-   * first cap the new totals reach, if any.
+   * `keys` grouped by Cluster slot, as index lists (one multi-key script call each); one group on one server,
+   * none for no keys.
+   */
+  private slotGroups(keys: readonly string[]): number[][] {
+    const all = keys.map((_, i) => i);
+    const slotOf = this.slotOf;
+    if (!slotOf) return all.length > 0 ? [all] : [];
+    const groups = new Map<number, number[]>();
+    for (const i of all) {
+      const slot = slotOf(keys[i] ?? "");
+      const group = groups.get(slot);
+      if (group) group.push(i);
+      else groups.set(slot, [i]);
+    }
+    return [...groups.values()];
+  }
+
+  /**
+   * Records one request's use under every scope (capped or not) and drops its reservations (`requestId`, from
+   * {@link admit}; undefined when it holds none, as an uncapped request); resolves the first cap the new
+   * totals reach, if any. One script call per Cluster slot group.
    */
   async settle(
     target: SpendTarget,
-    requestId: string,
+    requestId: string | undefined,
     tokens: number,
     usd: number,
   ): Promise<CapReached | undefined> {
     const now = Date.now();
-    const totals = await Promise.all(
-      SPEND_SCOPES.map((scope) =>
-        this.redis.tlSpendSettle(
-          this.key(scope, target, now),
-          requestId,
+    const keys = this.keys(target, now);
+    const used: [number, number][] = [];
+    await Promise.all(
+      this.slotGroups(keys).map(async (group) => {
+        const reply = await this.redis[`tlSpendSettle${group.length as KeyCount}`](
+          ...group.map((i) => keys[i] ?? ""),
+          requestId ?? "",
           Math.round(tokens),
           usd,
           SPEND_RETENTION_MS,
-        ),
-      ),
+        );
+        for (const [j, i] of group.entries()) used[i] = [Number(reply[2 * j]), Number(reply[2 * j + 1])];
+      }),
     );
     for (const [i, scope] of SPEND_SCOPES.entries()) {
       const cap = this.capOf(scope);
-      const [usedTokens, usedUsd] = (totals[i] ?? ["0", "0"]).map(Number) as [number, number];
+      if (!cap) continue;
+      const [usedTokens, usedUsd] = used[i] ?? [0, 0];
       const base = { scope, resetsAt: nextUtcMidnight(now) };
-      if (cap?.tokens !== undefined && usedTokens >= cap.tokens)
+      if (cap.tokens !== undefined && usedTokens >= cap.tokens)
         return { ...base, unit: "tokens", limit: cap.tokens, used: usedTokens };
-      if (cap?.usd !== undefined && usedUsd >= cap.usd)
+      if (cap.usd !== undefined && usedUsd >= cap.usd)
         return { ...base, unit: "usd", limit: cap.usd, used: usedUsd };
     }
     return undefined;
   }
 
-  /** Drops a request's reservations (it never reached the model). */
+  /** Drops a request's reservations (it never reached the model). One script call per Cluster slot group. */
   async release(target: SpendTarget, requestId: string): Promise<void> {
-    const now = Date.now();
+    await this.releaseKeys(this.keys(target, Date.now()), requestId);
+  }
+
+  /** Drops `requestId`'s reservation from `keys`: one script call per Cluster slot group, none for no keys. */
+  private async releaseKeys(keys: readonly string[], requestId: string): Promise<void> {
     await Promise.all(
-      SPEND_SCOPES.map((scope) => this.redis.tlSpendRelease(this.key(scope, target, now), requestId)),
+      this.slotGroups(keys).map((group) =>
+        this.redis[`tlSpendRelease${group.length as KeyCount}`](
+          ...group.map((i) => keys[i] ?? ""),
+          requestId,
+        ),
+      ),
     );
   }
 
