@@ -39,6 +39,40 @@ export interface ScriptSpec<Args extends readonly string[] = readonly string[]> 
 }
 
 const HELPERS = `
+-- Retention: every key of the thread but the lease (whose TTL is the liveness) and the approval records
+-- (their own TTLs) lives at least the retention period R after the thread's last write, and at most R + W,
+-- W = min(60 s, R / 10). A full refresh (touch_all) sets every key to R + W; a hot-path script (touch)
+-- sets the keys it wrote to R + W and refreshes all the others only when the last full refresh is older
+-- than W, which the meta key tells: only a full refresh sets its TTL (to R + W), so PTTL(meta) >= R means
+-- every key the last full refresh set still has at least R to live. A key created since (a script wrote
+-- it, so touch sets it; or a drain or requeue created it, so inherit gave it meta's expiry) lives as long.
+-- PEXPIRE on a key that does not exist yet is a no-op, so scripts touch after writing.
+local function slack(retention)
+  return math.min(60000, math.floor(retention / 10))
+end
+local function touch_all(retention)
+  retention = tonumber(retention)
+  if not retention or retention <= 0 then return end
+  local ttl = retention + slack(retention)
+  for name, key in pairs(K) do
+    if name ~= 'lease' and name ~= 'approval' then redis.call('PEXPIRE', key, ttl) end
+  end
+end
+-- written: the names of the keys this script wrote (meta excluded: only a full refresh sets its TTL).
+local function touch(retention, written)
+  retention = tonumber(retention)
+  if not retention or retention <= 0 then return end
+  if redis.call('PTTL', K.meta) < retention then return touch_all(retention) end
+  local ttl = retention + slack(retention)
+  for _, name in ipairs(written) do redis.call('PEXPIRE', K[name], ttl) end
+end
+-- A key a script without a retention argument created (a drain's in-flight list, a requeue's inbox) expires
+-- with meta, as if the last full refresh had set it.
+local function inherit(key)
+  if redis.call('PTTL', key) ~= -1 then return end
+  local ttl = redis.call('PTTL', K.meta)
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+end
 local function requeue_inflight()
   local ids = redis.call('LRANGE', K.inflight, 0, -1)
   for i = #ids, 1, -1 do
@@ -46,17 +80,8 @@ local function requeue_inflight()
     redis.call('HSET', K.state, ids[i], 'queued')
   end
   redis.call('DEL', K.inflight)
+  if #ids > 0 then inherit(K.inbox) end
   return #ids
-end
--- Every key of the thread but the lease (whose TTL is the liveness) lives for the retention period after
--- the last write, whoever writes it: PEXPIRE on a key that does not exist yet is a no-op, so scripts touch
--- after writing.
-local function touch(retention)
-  retention = tonumber(retention)
-  if not retention or retention <= 0 then return end
-  for name, key in pairs(K) do
-    if name ~= 'lease' and name ~= 'approval' then redis.call('PEXPIRE', key, retention) end
-  end
 end
 local function holds(token)
   return redis.call('GET', K.lease) == token
@@ -76,6 +101,7 @@ local function drain(wanted, one)
       if one then break end
     end
   end
+  if #out > 0 then inherit(K.inflight) end
   return out
 end
 -- The author's display name of a queued message ('' when unknown).
@@ -132,7 +158,8 @@ export function defineScript<const Args extends readonly string[]>(spec: {
     approval: spec.approval ?? false,
     args: spec.args,
     rest: spec.rest ?? false,
-    lua: `local K = {${keys}}\nlocal A = {${args}}\n${rest}${HELPERS}\n${spec.lua}`,
+    // The name first: MONITOR and SCRIPT listings tell the scripts apart.
+    lua: `-- ${spec.name}\nlocal K = {${keys}}\nlocal A = {${args}}\n${rest}${HELPERS}\n${spec.lua}`,
   };
 }
 
@@ -190,7 +217,7 @@ end
 redis.call('HSET', K.meta, 'lastActivity', A.now)
 if A.isStop == '1' then
   redis.call('HSET', K.state, id, 'command')
-  touch(A.retention)
+  touch_all(A.retention)
   if not active then return {'stopIdle'} end
   if not may_control(A.authorId, A.isApprover) then return {'stopRefused', run} end
   redis.call('HSET', K.meta, 'stopBy', A.author)
@@ -200,13 +227,13 @@ end
 if A.isSetting == '1' then
   redis.call('HSET', K.state, id, 'command')
   if A.setField ~= '' then redis.call('HSET', K.meta, A.setField, A.setValue) end
-  touch(A.retention)
+  touch_all(A.retention)
   return {'setting'}
 end
 if active then
   if redis.call('LLEN', K.inbox) + redis.call('LLEN', K.inflight) >= tonumber(A.cap) then
     redis.call('HSET', K.state, id, 'refused')
-    touch(A.retention)
+    touch_all(A.retention)
     return {'refused', run}
   end
   redis.call('RPUSH', K.inbox, id)
@@ -214,7 +241,7 @@ if active then
   redis.call('HSET', K.disposition, id, A.defaultDisposition)
   redis.call('HSET', K.body, id, A.body)
   redis.call('HSET', K.origin, id, A.now)
-  touch(A.retention)
+  touch_all(A.retention)
   announce(A.channel, run, id, A.defaultDisposition)
   local waiting_tools = redis.call('HVALS', K.pending)
   table.sort(waiting_tools)
@@ -239,7 +266,7 @@ redis.call('HSET', K.state, id, 'queued')
 redis.call('HSET', K.disposition, id, 'prompt')
 redis.call('HSET', K.body, id, A.body)
 redis.call('HSET', K.origin, id, A.now)
-touch(A.retention)
+touch_all(A.retention)
 return {'started', A.newRun}
 `,
 });
@@ -374,7 +401,7 @@ if not holds(A.token) then return {'lost'} end
 if redis.call('LREM', K.inflight, 1, A.msgId) == 0 then return {'lost'} end
 redis.call('HSET', K.state, A.msgId, 'delivered')
 redis.call('RPUSH', K.transcript, redis.call('HGET', K.body, A.msgId))
-touch(A.retention)
+touch(A.retention, {'state', 'transcript'})
 return {'ok'}
 `,
 });
@@ -388,7 +415,29 @@ export const APPEND = defineScript({
 if not holds(A.token) then return {'lost'} end
 local n = 0
 for _, message in ipairs(REST) do n = redis.call('RPUSH', K.transcript, message) end
-touch(A.retention)
+touch(A.retention, {'transcript'})
+return {'ok', n}
+`,
+});
+
+/**
+ * finishCalls → {'lost'} | {'ok', length}: finished tool calls' "done" records and the messages that follow
+ * them (their results), in one step: REST is `records` pairs (callKey, record JSON), then the messages (JSON
+ * each) appended to the transcript. A result that entered the transcript has its record, and a recorded
+ * result is never appended twice by a resumed run (recovery skips answered calls).
+ */
+export const FINISH_CALLS = defineScript({
+  name: "tlFinishCalls",
+  args: ["token", "records", "retention"],
+  rest: true,
+  lua: `
+if not holds(A.token) then return {'lost'} end
+local pairs_end = 2 * tonumber(A.records)
+for i = 1, pairs_end, 2 do redis.call('HSET', K.calls, REST[i], REST[i + 1]) end
+local n = 0
+for i = pairs_end + 1, #REST do n = redis.call('RPUSH', K.transcript, REST[i]) end
+if n == 0 then n = redis.call('LLEN', K.transcript) end
+touch(A.retention, {'calls', 'transcript'})
 return {'ok', n}
 `,
 });
@@ -408,7 +457,7 @@ if A.onlyIfAbsent == '1' then
   if existing then return {'exists', existing} end
 end
 redis.call('HSET', K.calls, A.callKey, A.record)
-touch(A.retention)
+touch(A.retention, {'calls'})
 return {'ok'}
 `,
 });
@@ -439,7 +488,7 @@ end
 redis.call('DEL', K.lease, K.calls, K.approvals, K.pending)
 redis.call('HSET', K.meta, 'run', '', 'lastActivity', A.now)
 redis.call('HDEL', K.meta, 'stopBy')
-touch(A.retention)
+touch_all(A.retention)
 return out
 `,
 });
@@ -463,7 +512,7 @@ redis.call('HSET', K.approval, 'status', 'pending', 'approvalId', A.approvalId, 
 if tonumber(A.ttlMs) > 0 then redis.call('PEXPIRE', K.approval, tonumber(A.ttlMs)) end
 redis.call('HSET', K.approvals, A.callKey, A.approvalId)
 redis.call('HSET', K.pending, A.approvalId, redis.call('HGET', K.approval, 'tool') or '')
-touch(A.retention)
+touch_all(A.retention)
 return {'created'}
 `,
 });
@@ -526,7 +575,7 @@ if new_status == 'always' then
 elseif new_status == 'alwaysThread' then
   redis.call('SADD', K.allow, 'thread:' .. tool)
 end
-touch(A.retention)
+touch_all(A.retention)
 redis.call('PUBLISH', A.channel, cjson.encode({type = 'approval', approvalId = A.approvalId,
   threadId = A.threadId, runId = run, status = new_status, by = cjson.decode(A.user), at = now}))
 return {'accepted', new_status}
@@ -563,6 +612,7 @@ export const SCRIPTS = [
   DRAIN,
   ACK,
   APPEND,
+  FINISH_CALLS,
   RECORD_CALL,
   RELEASE,
   CREATE_APPROVAL,

@@ -83,6 +83,12 @@ export type DecideReply =
 
 const defined = new WeakSet<RedisClient>();
 
+/**
+ * Threads whose key list a client keeps (a worker streams a few hundred runs at once): past it, the
+ * least recently used thread's list is built again on its next call.
+ */
+const KEY_CACHE_SIZE = 1024;
+
 function flatToRecord(flat: Reply | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!Array.isArray(flat)) return out;
@@ -123,9 +129,28 @@ export class ThreadScripts {
     }
   }
 
+  /** Per thread: its keys and the thread keys every script takes, in THREAD_KEY_NAMES order. */
+  private readonly keyCache = new Map<string, { keys: ThreadKeys; list: readonly string[] }>();
+
   /** The keys of a thread. */
   keys(threadId: string): ThreadKeys {
-    return threadKeys(this.prefix, threadId);
+    return this.cached(threadId).keys;
+  }
+
+  private cached(threadId: string): { keys: ThreadKeys; list: readonly string[] } {
+    let entry = this.keyCache.get(threadId);
+    if (entry) {
+      // Map order is insertion order: re-inserting keeps the least recently used thread first.
+      this.keyCache.delete(threadId);
+    } else {
+      const keys = threadKeys(this.prefix, threadId);
+      entry = { keys, list: THREAD_KEY_NAMES.map((name) => keys[name]) };
+      if (this.keyCache.size >= KEY_CACHE_SIZE) {
+        this.keyCache.delete(this.keyCache.keys().next().value as string);
+      }
+    }
+    this.keyCache.set(threadId, entry);
+    return entry;
   }
 
   private call<S extends ScriptSpec>(
@@ -134,16 +159,16 @@ export class ThreadScripts {
     input: Input<S>,
     options: { approvalId?: string; rest?: readonly string[] } = {},
   ): Promise<Reply> {
-    const keys = this.keys(threadId);
-    const keyList: string[] = THREAD_KEY_NAMES.map((name) => keys[name]);
-    if (script.approval) keyList.push(keys.approval(options.approvalId ?? ""));
+    const { keys, list } = this.cached(threadId);
     const values = input as Record<string, Value>;
-    const args: Value[] = script.args.map((name) => values[name] ?? "");
-    if (options.rest) args.push(...options.rest);
+    const args: Value[] = [...list];
+    if (script.approval) args.push(keys.approval(options.approvalId ?? ""));
+    for (const name of script.args) args.push(values[name] ?? "");
+    if (options.rest) for (const value of options.rest) args.push(value);
     const command = (this.redis as unknown as Record<string, (...a: Value[]) => Promise<Reply>>)[
       script.name
     ]!;
-    return command.call(this.redis, ...keyList, ...args);
+    return command.apply(this.redis, args);
   }
 
   async submit(threadId: string, input: Input<typeof lua.SUBMIT>): Promise<SubmitReply> {
@@ -248,6 +273,24 @@ export class ThreadScripts {
     messages: readonly string[],
   ): Promise<Lost | { kind: "ok"; length: number }> {
     const [kind, length] = tag(await this.call(lua.APPEND, threadId, input, { rest: messages }));
+    return kind === "ok" ? { kind, length: Number(length) } : { kind: "lost" };
+  }
+
+  /**
+   * Writes finished calls' "done" records (callKey → JSON) and appends `messages` (JSON each, their results)
+   * in one atomic step. `length` is the transcript's length after it.
+   */
+  async finishCalls(
+    threadId: string,
+    input: Omit<Input<typeof lua.FINISH_CALLS>, "records">,
+    records: readonly { callKey: string; record: string }[],
+    messages: readonly string[],
+  ): Promise<Lost | { kind: "ok"; length: number }> {
+    const rest = records.flatMap(({ callKey, record }) => [callKey, record]);
+    rest.push(...messages);
+    const [kind, length] = tag(
+      await this.call(lua.FINISH_CALLS, threadId, { ...input, records: records.length }, { rest }),
+    );
     return kind === "ok" ? { kind, length: Number(length) } : { kind: "lost" };
   }
 

@@ -32,6 +32,9 @@ export class TranscriptSink {
   private readonly drained = new Map<AgentMessage, { id: string; kind: DrainKind; receivedAt: number }>();
   /** Writes issued without waiting (tool result records); the next awaited write waits for them too. */
   private readonly unsettled: Promise<unknown>[] = [];
+  /** "done" records of finished calls not written yet: the next result append carries them (see finishCall). */
+  private readonly finished: { callKey: string; record: string }[] = [];
+  private flushScheduled = false;
 
   constructor(
     private readonly scripts: ThreadScripts,
@@ -106,6 +109,7 @@ export class TranscriptSink {
     const drained = this.drained.get(message);
     if (drained) {
       this.drained.delete(message);
+      this.flushFinished(); // records go first, in the order the calls finished
       const acked = await this.settled(
         this.scripts.ack(this.threadId, {
           token: this.lease.token,
@@ -120,11 +124,13 @@ export class TranscriptSink {
       return drained;
     }
     // Stored with its token count: a later run (in any worker) need not tokenize it again.
-    const stored = { ...message, [STORED_TOKENS_FIELD]: messageTokens(message) };
+    const stored = JSON.stringify({ ...message, [STORED_TOKENS_FIELD]: messageTokens(message) });
+    const input = { token: this.lease.token, retention: this.retentionMs };
+    const records = this.finished.splice(0);
     const appended = await this.settled(
-      this.scripts.append(this.threadId, { token: this.lease.token, retention: this.retentionMs }, [
-        JSON.stringify(stored),
-      ]),
+      records.length > 0
+        ? this.scripts.finishCalls(this.threadId, input, records, [stored])
+        : this.scripts.append(this.threadId, input, [stored]),
     );
     if (appended.kind === "lost") this.lease.lose();
     return undefined;
@@ -133,6 +139,7 @@ export class TranscriptSink {
   /** Persists an app-defined message (a context summary). False when this run no longer owns the thread. */
   async appendCustom(message: AgentMessage): Promise<boolean> {
     if (this.lease.lost) return false;
+    this.flushFinished();
     const appended = await this.settled(
       this.scripts.append(this.threadId, { token: this.lease.token, retention: this.retentionMs }, [
         JSON.stringify(this.stored(message)),
@@ -176,6 +183,7 @@ export class TranscriptSink {
    */
   async beginCall(toolCallId: string, tool: string): Promise<boolean> {
     if (this.lease.lost) return false;
+    this.flushFinished();
     const record: CallRecord = { status: "executing", tool, startedAt: Date.now() };
     const reply = await this.settled(
       this.scripts.recordCall(this.threadId, {
@@ -191,21 +199,31 @@ export class TranscriptSink {
   }
 
   /**
-   * Records a finished call's result for crash recovery. Not awaited: the result's transcript append
-   * follows on the same connection (Redis applies them in order) and waits for both, so a finished tool
-   * costs one round trip before the next step, not two.
+   * Records a finished call's result for crash recovery. Not awaited, and not written on its own when the
+   * call's result message follows before the event loop turns (a sequential batch, the last call of a
+   * parallel one): the next transcript append carries it, in the same script, so a finished tool costs one
+   * script call and a result that entered the transcript always has its record. Otherwise (a parallel
+   * call that ends while others still run) it is written by itself right after this turn of the event loop,
+   * so a worker that dies while the rest of the batch runs keeps the result.
    */
   finishCall(toolCallId: string, result: unknown, isError: boolean): void {
     if (this.lease.lost) return;
     const record = JSON.stringify({ status: "done", result, isError });
+    this.finished.push({ callKey: this.callKey(toolCallId), record });
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushFinished();
+    });
+  }
+
+  /** Writes the "done" records no append carried (see {@link finishCall}); the next awaited write waits. */
+  private flushFinished(): void {
+    const records = this.finished.splice(0);
+    if (records.length === 0 || this.lease.lost) return;
     const recorded = this.scripts
-      .recordCall(this.threadId, {
-        token: this.lease.token,
-        callKey: this.callKey(toolCallId),
-        record,
-        onlyIfAbsent: 0,
-        retention: this.retentionMs,
-      })
+      .finishCalls(this.threadId, { token: this.lease.token, retention: this.retentionMs }, records, [])
       .then((reply) => {
         if (reply.kind === "lost") this.lease.lose();
       });
