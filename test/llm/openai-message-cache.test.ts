@@ -189,6 +189,55 @@ describe("the per-message request cache", () => {
     ]);
   });
 
+  it("a transcript that grows, changes in the middle, shrinks or changes variant gets the uncached body", async () => {
+    const u1: Message = { role: "user", content: "read both", timestamp: 0 };
+    const a1 = assistant(
+      [
+        { type: "toolCall", id: "t1", name: "read", arguments: { path: "a" } },
+        { type: "toolCall", id: "t2", name: "read", arguments: { path: "b" } },
+      ],
+      { stopReason: "toolUse" },
+    );
+    const r1 = result("t1", [{ type: "text", text: "alpha" }, image]);
+    const r2 = result("t2", [image]);
+    const failed = assistant([{ type: "text", text: "x" }], { stopReason: "error" });
+    const u2: Message = { role: "user", content: "and?", timestamp: 0 };
+    const a3 = assistant([{ type: "toolCall", id: "t3", name: "read", arguments: {} }], {
+      stopReason: "toolUse",
+    });
+    const summary: Message = { role: "user", content: "[summary] read a and b", timestamp: 0 };
+    const steps: { messages: Message[]; model: Model }[] = [
+      { messages: [u1], model: withImages() },
+      // Open calls at the end: "No result provided" for both, then for one with the images after it.
+      { messages: [u1, a1], model: withImages() },
+      { messages: [u1, a1, r1], model: withImages() },
+      { messages: [u1, a1, r1, r2], model: withImages() },
+      { messages: [u1, a1, r1, r2, failed, u2], model: withImages() },
+      // As long as the last one, the same first message, a different middle.
+      { messages: [u1, a1, r2, r1, failed, summary, u2], model: withImages() },
+      { messages: [summary, u2], model: withImages() },
+      { messages: [u1, a1, r1], model: withImages() },
+      { messages: [u1, a1, r1, r2, failed, u2], model: textOnly() },
+      { messages: [u1, a1, r1, r2, failed, u2, a3], model: withImages() },
+      { messages: [u1, a1, r1, r2, failed, u2, a3, result("t3", [])], model: withImages() },
+    ];
+    const cache = new OpenAIMessageCache();
+    const streamFn = createOpenAIStreamFn({ apiKey: "sk-test", maxRetries: 0, messageCache: cache });
+    const expected: unknown[] = [];
+    const converted: number[] = [];
+    for (const { messages, model } of steps) {
+      const context: LlmContext = { systemPrompt: "S", messages };
+      server.enqueue(textReply("ok"));
+      await drain(await streamFn(model, context, {}));
+      expected.push(reference(model, context, {}));
+      converted.push(cache.converted);
+    }
+    expect(server.requests.map((request) => request.body)).toEqual(expected);
+    // Each message is converted once per variant: u1, a1, r1, r2, failed + u2, summary, then the six
+    // again text-only, then a3, then the last result.
+    expect(converted).toEqual([1, 2, 3, 4, 6, 7, 7, 7, 13, 14, 15]);
+  });
+
   it("a run's later requests convert only the messages added since the previous one", async () => {
     const cache = new OpenAIMessageCache();
     const agent = new Agent({

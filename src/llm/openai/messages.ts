@@ -124,7 +124,7 @@ function toolText(message: ToolResultMessage, images: boolean): string {
  * What the request holds for one transcript message, alone: its item (a message param, or its JSON text),
  * the tool calls it opens (assistant) and the images that follow its batch (tool result). Depends only on
  * the message and {@link MessageVariant}; where it goes (or whether it is dropped) is decided by
- * {@link walkTranscript} from its neighbours.
+ * a {@link TranscriptWalk} from its neighbours.
  */
 export interface RenderedMessage<T> {
   item: T;
@@ -190,7 +190,7 @@ export function renderMessage(
   return { item: param, toolCallIds, images: NO_IMAGES };
 }
 
-/** How {@link walkTranscript} renders messages and the items it synthesizes between them. */
+/** How a {@link TranscriptWalk} renders messages and the items it synthesizes between them. */
 export interface TranscriptRenderer<T> {
   message(message: Message): RenderedMessage<T> | undefined;
   /** The `tool` message for a tool call without a result. */
@@ -200,45 +200,61 @@ export interface TranscriptRenderer<T> {
 }
 
 /**
- * The transcript rules of {@link convertToOpenAIMessages}, over any rendering: appends the items of
- * `messages` to `out` in request order. Only this walk looks at neighbours and positions, so a message's
- * {@link RenderedMessage} can be kept between requests. O(n) plus the renderer's cost.
+ * The transcript rules of {@link convertToOpenAIMessages}, over any rendering: {@link add} appends a
+ * message's items (and those it synthesizes before it) to `out` in request order, {@link end} the items
+ * that close the transcript there. Only this walk looks at neighbours and positions, so a message's
+ * {@link RenderedMessage} can be kept between requests; {@link fork} lets a longer transcript go on from a
+ * walk over its beginning. O(1) per message plus the renderer's cost.
  */
-export function walkTranscript<T>(
-  messages: readonly Message[],
-  render: TranscriptRenderer<T>,
-  out: T[],
-): void {
-  let openCalls: string[] = [];
-  let toolImages: ImageContent[] = [];
+export class TranscriptWalk<T> {
+  private openCalls: string[] = [];
+  private toolImages: ImageContent[] = [];
 
-  const closeBatch = () => {
-    for (const id of openCalls) out.push(render.missingResult(id));
-    openCalls = [];
-    if (toolImages.length > 0) {
-      out.push(render.toolImages(toolImages));
-      toolImages = [];
-    }
-  };
+  constructor(
+    private readonly render: TranscriptRenderer<T>,
+    readonly out: T[] = [],
+  ) {}
 
-  for (const message of messages) {
+  /** Appends what `message` adds to the request. */
+  add(message: Message): void {
     if (message.role === "toolResult") {
-      const at = openCalls.indexOf(message.toolCallId);
-      if (at < 0) continue;
-      openCalls.splice(at, 1);
-      const rendered = render.message(message);
-      if (!rendered) continue;
-      out.push(rendered.item);
-      for (const image of rendered.images) toolImages.push(image);
-      continue;
+      const at = this.openCalls.indexOf(message.toolCallId);
+      if (at < 0) return;
+      this.openCalls.splice(at, 1);
+      const rendered = this.render.message(message);
+      if (!rendered) return;
+      this.out.push(rendered.item);
+      for (const image of rendered.images) this.toolImages.push(image);
+      return;
     }
-    closeBatch();
-    const rendered = render.message(message);
-    if (!rendered) continue;
-    out.push(rendered.item);
-    if (rendered.toolCallIds.length > 0) openCalls = [...rendered.toolCallIds];
+    this.closeBatch(this.out);
+    const rendered = this.render.message(message);
+    if (!rendered) return;
+    this.out.push(rendered.item);
+    if (rendered.toolCallIds.length > 0) this.openCalls = [...rendered.toolCallIds];
   }
-  closeBatch();
+
+  /** The items that end the transcript after the messages added so far; the walk itself goes on unchanged. */
+  end(): T[] {
+    const tail: T[] = [];
+    for (const id of this.openCalls) tail.push(this.render.missingResult(id));
+    if (this.toolImages.length > 0) tail.push(this.render.toolImages(this.toolImages));
+    return tail;
+  }
+
+  /** A walk in the same state that appends to `out` instead. */
+  fork(out: T[] = []): TranscriptWalk<T> {
+    const walk = new TranscriptWalk(this.render, out);
+    walk.openCalls = [...this.openCalls];
+    walk.toolImages = [...this.toolImages];
+    return walk;
+  }
+
+  private closeBatch(out: T[]): void {
+    for (const item of this.end()) out.push(item);
+    this.openCalls = [];
+    this.toolImages = [];
+  }
 }
 
 /** The `tool` message for a tool call without a result. */
@@ -286,8 +302,7 @@ export function convertToOpenAIMessages(
   const out: ChatCompletionMessageParam[] = [];
   const system = systemParam(systemPrompt, options);
   if (system) out.push(system);
-  walkTranscript(
-    messages,
+  const walk = new TranscriptWalk<ChatCompletionMessageParam>(
     {
       message: (message) => renderMessage(message, variant),
       missingResult: missingResultParam,
@@ -295,5 +310,7 @@ export function convertToOpenAIMessages(
     },
     out,
   );
+  for (const message of messages) walk.add(message);
+  for (const item of walk.end()) out.push(item);
   return out;
 }
