@@ -117,6 +117,21 @@ export class SlackApi {
     return this.send(method, scope, args);
   }
 
+  /**
+   * Waits for budget, then calls with the arguments `args` builds at that moment, so a call that queued
+   * sends what is wanted when it goes out. `args` returning `undefined` sends nothing (the budget's slot
+   * is spent). Resolves `undefined` without calling `args` when a best-effort budget is used up.
+   */
+  async callWhenGranted(
+    method: string,
+    scope: CallScope,
+    args: () => Promise<Record<string, unknown> | undefined>,
+  ): Promise<SlackResult | undefined> {
+    if (!(await this.limiter.acquire(method, scope.team, scope.channel))) return undefined;
+    const built = await args();
+    return built === undefined ? undefined : this.send(method, scope, built);
+  }
+
   private async send(method: string, scope: CallScope, args: Record<string, unknown>): Promise<SlackResult> {
     try {
       return (await this.client.apiCall(method, args)) as unknown as SlackResult;

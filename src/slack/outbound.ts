@@ -6,6 +6,7 @@ import type {
   ReplyPart,
   ThreadRef,
 } from "../chat/index.js";
+import { AgentSessions, SESSIONS_UNSUPPORTED } from "./agent-sessions.js";
 import { answerBlocks, messageBlocks, RunAnswers } from "./answer-feedback.js";
 import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
@@ -17,7 +18,6 @@ import {
   SLACK_STREAM_LIMITS,
   type StreamContent,
   type StreamLimits,
-  setSessionStatus,
   streamContent,
 } from "./native-stream.js";
 import { SILENT_SLACK_LOGGER, type SlackLogger } from "./options.js";
@@ -35,15 +35,7 @@ export const SLACK_LIMITS: OutboundLimits = {
 };
 
 /** Error codes that mean "this workspace (or token) cannot use the method at all". */
-const UNSUPPORTED = new Set([
-  "unknown_method",
-  "not_allowed",
-  "not_allowed_token_type",
-  "missing_scope",
-  "method_deprecated",
-  "feature_not_enabled",
-  "team_not_allowed",
-]);
+const UNSUPPORTED = SESSIONS_UNSUPPORTED;
 
 /** Options of {@link SlackOutbound}. */
 export interface SlackOutboundOptions {
@@ -91,7 +83,9 @@ const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
  *
  * The thread's agent session (`agents.sessions.setStatus`) follows the run: `processing` (titled from the
  * request, see {@link RecipientStore.setTitle}) from the first status, `suspended` while an approval card
- * waits, `processing` again once it is decided, `active` when the run ends. The "is thinking…" status uses
+ * waits, `processing` again once it is decided, `active` when the run ends. It is written in the
+ * background ({@link AgentSessions}): nothing of a run waits for that method's Tier 3 budget, and only the
+ * newest status is sent when the budget allows (see {@link sessionsSettled}). The "is thinking…" status uses
  * `assistant.threads.setStatus`, is sent again every `statusRefreshMs` while shown, and is skipped where
  * it is unavailable or its budget is used up. `react` / `unreact` are idempotent.
  */
@@ -109,11 +103,10 @@ export class SlackOutbound implements ChatOutbound {
   private readonly statusRefreshMs: number;
   private readonly noStreaming = new Set<string>();
   private readonly noStatus = new Set<string>();
-  private readonly noSessions = new Set<string>();
   /** Open native replies by their id (first message ts). */
   private readonly streams = new Map<string, NativeReply>();
-  /** The session status this process last set, by thread. */
-  private readonly sessions = new Map<string, SessionStatus>();
+  /** The threads' agent sessions, written in the background. */
+  private readonly sessions: AgentSessions;
   /** Timers that keep a shown status alive, by thread. */
   private readonly refreshers = new Map<string, NodeJS.Timeout>();
   /** Recipients looked up ahead of the first post of a run (keyed by thread), off the critical path. */
@@ -135,6 +128,17 @@ export class SlackOutbound implements ChatOutbound {
     this.statusRefreshMs = options.statusRefreshMs ?? 90_000;
     this.feedback = options.feedback ?? true;
     this.answers = new RunAnswers(options.runIdOf);
+    const recipients = this.recipients;
+    this.sessions = new AgentSessions({
+      api: this.api,
+      log: this.log,
+      ...(recipients ? { titleOf: (thread: ThreadRef) => recipients.getTitle(thread) } : {}),
+    });
+  }
+
+  /** Resolves once every agent-session status asked for so far has been sent (or given up on). */
+  sessionsSettled(): Promise<void> {
+    return this.sessions.settled();
   }
 
   async post(thread: ThreadRef, text: string, parts?: ReplyPart[]): Promise<PostedMessage> {
@@ -250,7 +254,7 @@ export class SlackOutbound implements ChatOutbound {
       // A run starts: look the stream recipient up now, so the first post does not wait for it.
       this.prefetchRecipient(thread);
       this.answers.runShown(thread);
-      if (this.sessions.get(key) !== "processing") await this.setSession(thread, "processing");
+      if (this.sessions.wanted(thread) !== "processing") this.sessions.set(thread, "processing");
       this.keepAlive(thread, status);
     }
     await this.sendStatus(thread, status ?? "");
@@ -264,8 +268,7 @@ export class SlackOutbound implements ChatOutbound {
     this.pendingRecipients.delete(key);
     await this.endReply(thread);
     // Only a session this process moved on (a run it showed) is set back to active.
-    if (this.sessions.has(key)) await this.setSession(thread, "active");
-    this.sessions.delete(key);
+    this.sessions.set(thread, "active", true);
     await this.sendStatus(thread, "");
   }
 
@@ -279,7 +282,7 @@ export class SlackOutbound implements ChatOutbound {
       unfurl_links: false,
       unfurl_media: false,
     });
-    if (card.state.kind === "pending") await this.setSession(thread, "suspended");
+    if (card.state.kind === "pending") this.sessions.set(thread, "suspended");
     return { id: String(result.ts) };
   }
 
@@ -291,8 +294,8 @@ export class SlackOutbound implements ChatOutbound {
       blocks: approvalBlocks(card),
     });
     // Decided while the run waits: it works again (a run that already ended stays active).
-    if (card.state.kind !== "pending" && this.sessions.get(threadKey(thread)) === "suspended") {
-      await this.setSession(thread, "processing");
+    if (card.state.kind !== "pending" && this.sessions.wanted(thread) === "suspended") {
+      this.sessions.set(thread, "processing");
     }
   }
 
@@ -303,30 +306,6 @@ export class SlackOutbound implements ChatOutbound {
       user: userId,
       text,
     });
-  }
-
-  /**
-   * Sets the thread's agent session status (creating it, titled, on the first call). Best effort: a
-   * workspace without agent sessions is remembered and skipped; other failures are logged. Never rejects.
-   */
-  private async setSession(thread: ThreadRef, status: SessionStatus): Promise<void> {
-    if (this.noSessions.has(thread.workspace)) return;
-    const key = threadKey(thread);
-    const title = this.sessions.has(key)
-      ? undefined
-      : await this.recipients?.getTitle(thread).catch(() => undefined);
-    this.sessions.set(key, status);
-    try {
-      await setSessionStatus(this.api, thread, status, title);
-    } catch (err) {
-      const code = errorCode(err);
-      if (UNSUPPORTED.has(code)) {
-        this.noSessions.add(thread.workspace);
-        this.log.info({ team: thread.workspace, code }, "slack: no agent sessions here");
-      } else {
-        this.log.warn({ team: thread.workspace, code, status }, "slack: could not set the session status");
-      }
-    }
   }
 
   private async sendStatus(thread: ThreadRef, status: string): Promise<void> {

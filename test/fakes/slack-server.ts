@@ -29,7 +29,8 @@ export interface FakeSlackOptions extends Partial<FakeSlackConfig> {
   ackTimeoutMs?: number;
   /**
    * Budgets enforced per method. Default: none, except `conversations.replies` at its tier's budget
-   * (`historyTier`, default `non-marketplace`: 1 call a minute); a budget given here replaces it.
+   * (`historyTier`, default `non-marketplace`: 1 call a minute) and `agents.sessions.setStatus` at Tier 3
+   * (50 a minute); a budget given here replaces it.
    */
   rateLimits?: Record<string, FakeRateLimit>;
   /** The clock of stream lifetimes (tests simulate minutes with it). Default `Date.now`. */
@@ -86,6 +87,10 @@ export class FakeSlackServer {
         limit: FAKE_HISTORY_TIERS[this.config.historyTier].perMinute,
         windowMs: 60_000,
       },
+      // Tier 3, "50+ per minute" (https://docs.slack.dev/apis/web-api/rate-limits; the method's page names
+      // no tier, Tier 3 is what https://docs.rs/crate/slack-morphism/2.29.0/source/src/api/agents.rs
+      // declares for it).
+      "agents.sessions.setStatus": { limit: 50, windowMs: 60_000 },
       ...options.rateLimits,
     };
     this.delivery = new EventDelivery({
