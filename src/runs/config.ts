@@ -40,7 +40,10 @@ export interface RunsConfig {
   queueCap: number;
   /** When true, a reply in an idle engaged thread needs a mention to start a run; default false. */
   requireMentionWhenIdle: boolean;
-  /** How long a thread's data lives after its last activity; default 30 days. */
+  /**
+   * How long a thread's data lives after its last activity; default 30 days. A key lives up to
+   * min(60 s, retention / 10) longer: hot-path scripts refresh every key's TTL only that often.
+   */
   retentionMs: number;
   /** How long a started run waits for a worker before the thread counts as idle again; default 5 min. */
   startLeaseMs: number;

@@ -8,6 +8,19 @@ export const INTERRUPTED_LINE_TEXT = "⚠️ interrupted — worker restarted";
 /** How long a run's reply record outlives its last write (a run that was never resumed). */
 export const REPLY_LOG_TTL_MS = 24 * 60 * 60_000;
 
+/** KEYS[1] the record; ARGV message id, text, TTL in ms. One command, so no crash leaves it without a TTL. */
+const NOTE_LUA = `
+redis.call("HSET", KEYS[1], ARGV[1], ARGV[2])
+redis.call("PEXPIRE", KEYS[1], ARGV[3])
+return 1`;
+
+interface NoteCommand {
+  tlReplyNote(key: string, messageId: string, text: string, ttlMs: number): Promise<unknown>;
+}
+
+/** Connections the script is defined on. */
+const defined = new WeakSet<RedisClient>();
+
 /**
  * A running tool's progress line as the renderer writes it (`🔧 name …`, maybe followed by the tool's own
  * progress text), in any dialect: the marker and the ellipsis survive conversion.
@@ -38,12 +51,20 @@ export class ReplyLog {
   /** Message ids this run wrote to the record. */
   private readonly stored = new Set<string>();
 
+  private readonly redis: RedisClient & NoteCommand;
+
   constructor(
-    private readonly redis: RedisClient,
+    redis: RedisClient,
     private readonly key: string,
     private readonly log: RunLogger,
     private readonly fields: Record<string, unknown>,
-  ) {}
+  ) {
+    if (!defined.has(redis)) {
+      redis.defineCommand("tlReplyNote", { numberOfKeys: 1, lua: NOTE_LUA });
+      defined.add(redis);
+    }
+    this.redis = redis as RedisClient & NoteCommand;
+  }
 
   /**
    * Settles what a previous attempt of this run left: edits each recorded message so its running lines
@@ -104,15 +125,13 @@ export class ReplyLog {
 
   private note(messageId: string, text: string): void {
     // The set changes at once (not when the write answers): writes of one message are issued in call order,
-    // and Redis applies them in that order because they are plain commands. Not a MULTI: on an
-    // auto-pipelined connection a transaction is written at once, ahead of an HDEL still queued.
+    // and Redis applies them in that order because each is one command (the write and its TTL in one
+    // script). Not a MULTI: on an auto-pipelined connection a transaction is written at once, ahead of an
+    // HDEL still queued.
     let write: Promise<unknown> | undefined;
     if (showsRunningLine(text)) {
       this.stored.add(messageId);
-      write = Promise.all([
-        this.redis.hset(this.key, messageId, text),
-        this.redis.pexpire(this.key, REPLY_LOG_TTL_MS),
-      ]);
+      write = this.redis.tlReplyNote(this.key, messageId, text, REPLY_LOG_TTL_MS);
     } else if (this.stored.delete(messageId)) {
       write = this.redis.hdel(this.key, messageId);
     }

@@ -6,6 +6,7 @@ import { threadKeys } from "../../src/runs/keys.js";
 import { ReplyLog } from "../../src/runs/reply-log.js";
 import { SILENT_LOGGER } from "../../src/runs/setup.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
+import { monitorRedis } from "../support/monitor.js";
 import { connect, deletePrefix, redisEnv, requireRedis, serversOf, uniquePrefix } from "../support/redis.js";
 
 /**
@@ -109,5 +110,27 @@ describe("ReplyLog on a command connection", () => {
     // Queued behind the log's writes on the same connection (same key, same slot): reads what they left.
     expect(await redis.hgetall(key)).toEqual({ [posted.id]: "🔧 search ✓\n🔧 fetch …" });
     expect(await redis.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it("writes a record and its TTL in one command, so no crash between two leaves the key without one", async () => {
+    const redis = open(commandConnection);
+    const key = threadKeys(prefix, "slack:T1:C1:2.2").replies("run-2");
+    const log = new ReplyLog(redis, key, SILENT_LOGGER, {});
+    const outbound = log.track(new MemoryOutbound());
+    const thread = { platform: "slack", workspace: "T1", channel: "C1", thread: "2.2" } as const;
+    await outbound.post(thread, "🔧 warm …"); // loads the script, so the write below is one EVALSHA
+    await redis.del(key);
+    const monitor = await monitorRedis(admin);
+    try {
+      const posted = await outbound.post(thread, "🔧 search …");
+      expect(await redis.hgetall(key)).toEqual({ [posted.id]: "🔧 search …" });
+      await monitor.flush();
+      const touching = monitor.sent.filter((args) => args.some((arg) => arg.endsWith(key)));
+      expect(touching.map((args) => args[0]?.toLowerCase())).toEqual(["evalsha", "hgetall"]);
+      expect(monitor.inScripts.map((args) => args[0]?.toLowerCase())).toEqual(["hset", "pexpire"]);
+      expect(await redis.pttl(key)).toBeGreaterThan(0);
+    } finally {
+      await monitor.stop();
+    }
   });
 });
