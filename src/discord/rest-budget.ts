@@ -2,8 +2,11 @@ import type { Cluster, Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { ChatLogger } from "../chat/index.js";
 
-/** How urgent a REST request is for the people in the chat. */
-export type RequestPriority = "high" | "low";
+/**
+ * How urgent a REST request is for the people in the chat: `ack` (the bot's own reaction marks, 👀 first
+ * of all), `high` (posts, thread creation, what people wait for) or `low` (streaming edits, typing).
+ */
+export type RequestPriority = "ack" | "high" | "low";
 
 /**
  * The bot's global REST budget, shared by every process that uses the same token. `acquire` resolves
@@ -39,7 +42,8 @@ export interface RedisRestBudgetOptions {
 /**
  * A global REST budget in Redis (rate-limiter-flexible): one counter per wall-clock second shared by all
  * gateways and workers. High-priority requests (what a user waits for: posts, reactions, thread creation)
- * may use the whole admitted budget at any moment. Low-priority ones (streaming edits, typing, draft
+ * may use the whole admitted budget at any moment; the bot's reactions (`ack`) go before the other
+ * high-priority requests of the same event-loop turn. Low-priority ones (streaming edits, typing, draft
  * deletions) first take a slot from a second, paced counter — spread evenly over the second, so their
  * waiting never inflates the shared counter — and are admitted only while the second's count stays
  * within `lowShare` of the budget: the rest of every second is kept for what people wait for. When Redis fails the budget lets
@@ -62,7 +66,7 @@ export function createRedisRestBudget(options: RedisRestBudgetOptions): RestBudg
     points: Math.floor(lowBudget / slots),
     duration: 2,
   });
-  const waits: Record<RequestPriority, number> = { high: 0, low: 0 };
+  const waits: Record<RequestPriority, number> = { ack: 0, high: 0, low: 0 };
   let lastWarning = 0;
   const failOpen = (err: unknown) => {
     const now = Date.now();
@@ -84,6 +88,9 @@ export function createRedisRestBudget(options: RedisRestBudgetOptions): RestBudg
   return {
     waits,
     async acquire(priority) {
+      // Reactions asked for in this event-loop turn take their slots first: in a burst of mentions (each
+      // one 👀 and one thread creation) the acknowledgements use the second's budget before the threads do.
+      if (priority === "high") await new Promise((resolve) => setImmediate(resolve));
       for (;;) {
         const now = Date.now();
         const second = Math.floor(now / 1000);
@@ -100,7 +107,7 @@ export function createRedisRestBudget(options: RedisRestBudgetOptions): RestBudg
         }
         const granted = await take(all, String(second));
         if (granted === "error") return;
-        if (granted !== "full" && (priority === "high" || granted <= lowBudget)) return;
+        if (granted !== "full" && (priority !== "low" || granted <= lowBudget)) return;
         // Full for this priority: the rest of the second is kept for high-priority requests.
         if (granted !== "full") await all.reward(String(second), 1).catch(failOpen);
         waits[priority]++;
@@ -111,7 +118,7 @@ export function createRedisRestBudget(options: RedisRestBudgetOptions): RestBudg
 }
 
 /** A budget that never waits (single-process tools, tests of other parts). */
-export const UNLIMITED_BUDGET: RestBudget = { acquire: async () => {}, waits: { high: 0, low: 0 } };
+export const UNLIMITED_BUDGET: RestBudget = { acquire: async () => {}, waits: { ack: 0, high: 0, low: 0 } };
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));

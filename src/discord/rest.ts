@@ -43,6 +43,7 @@ export function createDiscordRest(options: DiscordRestOptions): REST {
 
 const MESSAGE = /\/channels\/\d+\/messages\/\d+$/;
 const TYPING = /\/channels\/\d+\/typing$/;
+const OWN_REACTION = /\/channels\/\d+\/messages\/\d+\/reactions\/[^/]+\/@me$/;
 
 /**
  * A request header (never sent) by which a caller overrides the priority its route implies, e.g. an
@@ -52,15 +53,16 @@ export const PRIORITY_HEADER = "x-threadline-priority";
 
 /**
  * How a request counts against the global limit: interaction callbacks and follow-ups (`/interactions`,
- * `/webhooks`) are exempt (Discord does not count them); otherwise `hint` when given; else message
- * edits, typing and message deletions are low priority (the streamed draft shows progress anyway) and
- * everything else is high priority.
+ * `/webhooks`) are exempt (Discord does not count them); otherwise `hint` when given; else the bot
+ * adding its own reaction is an acknowledgement (`ack`), message edits, typing and message deletions are
+ * low priority (the streamed draft shows progress anyway) and everything else is high priority.
  */
 export function requestPriority(method: string, url: string, hint?: string): RequestPriority | "exempt" {
   const path = new URL(url).pathname;
   if (path.includes("/interactions/") || path.includes("/webhooks/")) return "exempt";
-  if (hint === "high" || hint === "low") return hint;
+  if (hint === "ack" || hint === "high" || hint === "low") return hint;
   const verb = method.toUpperCase();
+  if (verb === "PUT" && OWN_REACTION.test(path)) return "ack";
   if ((verb === "PATCH" || verb === "DELETE") && MESSAGE.test(path)) return "low";
   if (verb === "POST" && TYPING.test(path)) return "low";
   return "high";

@@ -56,7 +56,20 @@ describe("the Redis-shared Discord REST budget", () => {
     expect(Math.max(...perSecond(admitted, "low"))).toBeLessThanOrEqual(5);
   });
 
-  it("classifies requests: interaction endpoints exempt, edits, typing and deletions low, the rest high", () => {
+  it("gives a burst's acknowledgements the second's budget before the thread creations asked with them", async () => {
+    // 9 admitted a second; 9 mentions arrive at once, each asking for its 👀 and its thread, interleaved.
+    const budget = createRedisRestBudget({ redis, keyPrefix: `${prefix}:c`, perSecond: 10 });
+    const order: string[] = [];
+    const take = (priority: "ack" | "high") => budget.acquire(priority).then(() => order.push(priority));
+    const asked: Promise<number>[] = [];
+    for (let i = 0; i < 9; i++) asked.push(take("high"), take("ack"));
+    await Promise.all(asked);
+    expect(order.slice(0, 9)).toEqual(Array(9).fill("ack"));
+    expect(budget.waits.ack).toBe(0);
+    expect(budget.waits.high).toBeGreaterThan(0);
+  });
+
+  it("classifies requests: interaction endpoints exempt, own reactions ack, edits, typing and deletions low, the rest high", () => {
     const api = "https://discord.com/api/v10";
     expect(requestPriority("POST", `${api}/interactions/1/tok/callback`)).toBe("exempt");
     expect(requestPriority("POST", `${api}/webhooks/1/tok?wait=true`)).toBe("exempt");
@@ -64,7 +77,7 @@ describe("the Redis-shared Discord REST budget", () => {
     expect(requestPriority("DELETE", `${api}/channels/1/messages/2`)).toBe("low");
     expect(requestPriority("POST", `${api}/channels/1/typing`)).toBe("low");
     expect(requestPriority("POST", `${api}/channels/1/messages`)).toBe("high");
-    expect(requestPriority("PUT", `${api}/channels/1/messages/2/reactions/%F0%9F%91%80/@me`)).toBe("high");
+    expect(requestPriority("PUT", `${api}/channels/1/messages/2/reactions/%F0%9F%91%80/@me`)).toBe("ack");
     expect(requestPriority("DELETE", `${api}/channels/1/messages/2/reactions/%F0%9F%91%80/@me`)).toBe("high");
     expect(requestPriority("POST", `${api}/channels/1/messages/2/threads`)).toBe("high");
     expect(requestPriority("PATCH", `${api}/channels/1/messages/2`, "high")).toBe("high");
