@@ -1,18 +1,7 @@
 import type { ThreadRef } from "../chat/index.js";
-import { type CallScope, errorCode, type SlackApi } from "./api.js";
+import { type CallScope, errorCode, type SlackApi, UNSUPPORTED_METHOD_CODES } from "./api.js";
 import type { SessionStatus } from "./native-stream.js";
 import type { SlackLogger } from "./options.js";
-
-/** Error codes that mean "this workspace (or token) cannot use agent sessions at all". */
-export const SESSIONS_UNSUPPORTED: ReadonlySet<string> = new Set([
-  "unknown_method",
-  "not_allowed",
-  "not_allowed_token_type",
-  "missing_scope",
-  "method_deprecated",
-  "feature_not_enabled",
-  "team_not_allowed",
-]);
 
 /** What {@link AgentSessions} needs. */
 export interface AgentSessionsOptions {
@@ -112,7 +101,7 @@ export class AgentSessions {
           });
         } catch (err) {
           const code = errorCode(err);
-          if (SESSIONS_UNSUPPORTED.has(code)) {
+          if (UNSUPPORTED_METHOD_CODES.has(code)) {
             this.unsupported.add(thread.workspace);
             this.options.log.info({ team: thread.workspace, code }, "slack: no agent sessions here");
             return;

@@ -66,6 +66,17 @@ export function normalizeApiUrl(url: string): string {
   return url.endsWith("/") ? url : `${url}/`;
 }
 
+/** Slack's error codes that mean "this workspace (or token) cannot use the method at all". */
+export const UNSUPPORTED_METHOD_CODES: ReadonlySet<string> = new Set([
+  "unknown_method",
+  "not_allowed",
+  "not_allowed_token_type",
+  "missing_scope",
+  "method_deprecated",
+  "feature_not_enabled",
+  "team_not_allowed",
+]);
+
 /** The calls that acknowledge (👀 and the other reaction marks), tracked in {@link SlackApi}'s gate. */
 const ACKNOWLEDGING_METHODS: ReadonlySet<string> = new Set(["reactions.add"]);
 

@@ -6,9 +6,9 @@ import type {
   ReplyPart,
   ThreadRef,
 } from "../chat/index.js";
-import { AgentSessions, SESSIONS_UNSUPPORTED } from "./agent-sessions.js";
+import { AgentSessions } from "./agent-sessions.js";
 import { answerBlocks, messageBlocks, RunAnswers } from "./answer-feedback.js";
-import { type CallScope, errorCode, type SlackApi, SlackApiError } from "./api.js";
+import { type CallScope, errorCode, type SlackApi, SlackApiError, UNSUPPORTED_METHOD_CODES } from "./api.js";
 import { approvalBlocks, approvalFallbackText } from "./approval-blocks.js";
 import { SLACK_DIALECT } from "./dialect.js";
 import { feedbackBlock } from "./feedback-blocks.js";
@@ -33,9 +33,6 @@ export const SLACK_LIMITS: OutboundLimits = {
   minEditIntervalMs: 1000,
   measure: (text) => Buffer.byteLength(text, "utf8"),
 };
-
-/** Error codes that mean "this workspace (or token) cannot use the method at all". */
-const UNSUPPORTED = SESSIONS_UNSUPPORTED;
 
 /** Options of {@link SlackOutbound}. */
 export interface SlackOutboundOptions {
@@ -317,7 +314,7 @@ export class SlackOutbound implements ChatOutbound {
         status,
       });
     } catch (err) {
-      if (!UNSUPPORTED.has(errorCode(err))) throw err;
+      if (!UNSUPPORTED_METHOD_CODES.has(errorCode(err))) throw err;
       this.noStatus.add(thread.workspace);
       this.log.info({ team: thread.workspace, code: errorCode(err) }, "slack: no thread status here");
     }
@@ -367,7 +364,7 @@ export class SlackOutbound implements ChatOutbound {
         return reply.id;
       }
       const code = errorCode(err);
-      if (UNSUPPORTED.has(code)) {
+      if (UNSUPPORTED_METHOD_CODES.has(code)) {
         this.noStreaming.add(thread.workspace);
         this.log.info(
           { team: thread.workspace, code },
