@@ -1,6 +1,6 @@
-import type { ThreadRef } from "../chat/index.js";
+import { type ThreadRef, threadId } from "../chat/index.js";
 import { type CallScope, errorCode, type SlackApi, UNSUPPORTED_METHOD_CODES } from "./api.js";
-import type { SessionStatus } from "./native-stream.js";
+import { type SessionStatus, sessionStatusArgs } from "./native-stream.js";
 import type { SlackLogger } from "./options.js";
 
 /** What {@link AgentSessions} needs. */
@@ -47,7 +47,7 @@ export class AgentSessions {
 
   /** The status the run in `thread` last asked for; `undefined` outside a run. */
   wanted(thread: ThreadRef): SessionStatus | undefined {
-    const session = this.threads.get(threadKey(thread));
+    const session = this.threads.get(threadId(thread));
     return session === undefined || session.ended ? undefined : session.wanted;
   }
 
@@ -57,7 +57,7 @@ export class AgentSessions {
    */
   set(thread: ThreadRef, status: SessionStatus, endsRun = false): void {
     if (this.unsupported.has(thread.workspace)) return;
-    const key = threadKey(thread);
+    const key = threadId(thread);
     let session = this.threads.get(key);
     if (session === undefined) {
       if (endsRun) return;
@@ -88,16 +88,9 @@ export class AgentSessions {
           await this.options.api.callWhenGranted("agents.sessions.setStatus", scope(thread), async () => {
             if (done() || this.unsupported.has(thread.workspace)) return undefined;
             sending = session.wanted;
-            const args: Record<string, unknown> = {
-              channel_id: thread.channel,
-              thread_ts: thread.thread,
-              status: sending,
-            };
-            if (session.sent === undefined) {
-              const title = await session.title;
-              if (title !== undefined) args.title = title;
-            }
-            return args;
+            // The first call of a run creates the session, titled.
+            const title = session.sent === undefined ? await session.title : undefined;
+            return sessionStatusArgs(thread, sending, title);
           });
         } catch (err) {
           const code = errorCode(err);
@@ -129,8 +122,4 @@ export class AgentSessions {
 
 function scope(thread: ThreadRef): CallScope {
   return { team: thread.workspace, channel: thread.channel };
-}
-
-function threadKey(thread: ThreadRef): string {
-  return `${thread.workspace}:${thread.channel}:${thread.thread}`;
 }

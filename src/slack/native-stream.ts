@@ -45,9 +45,22 @@ export async function setSessionStatus(
   status: SessionStatus,
   title?: string,
 ): Promise<void> {
+  await api.call(
+    "agents.sessions.setStatus",
+    { team: thread.workspace, channel: thread.channel },
+    sessionStatusArgs(thread, status, title),
+  );
+}
+
+/** The arguments of an `agents.sessions.setStatus` call (`title` names a session the call creates). */
+export function sessionStatusArgs(
+  thread: ThreadRef,
+  status: SessionStatus,
+  title?: string,
+): Record<string, unknown> {
   const args: Record<string, unknown> = { channel_id: thread.channel, thread_ts: thread.thread, status };
   if (title !== undefined) args.title = title;
-  await api.call("agents.sessions.setStatus", { team: thread.workspace, channel: thread.channel }, args);
+  return args;
 }
 
 /** Answers that mean "this stream takes nothing more": continue in a new message (issue 14). */
