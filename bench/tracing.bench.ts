@@ -20,22 +20,24 @@
  * making `SpendMeter.prototype.wrap` the identity (no pricing, no ledger writes; the footer and the run's
  * stats still read the provider's own cost, 0 here) and emptying the run config's price table.
  *
- * One child process interleaves short batches (10 runs) of the modes, many rounds, the order rotating every
- * round (after warm-up rounds), so drifting machine load and JIT state hit all alike. Each round's baseline
- * is the mean of its two off batches (off, again); each mode's ratio is its CPU over that baseline, and the
- * A/A ratio again/off shows the noise. The result is the **median** of the per-round ratios — one noisy
- * round (another process taking the CPU) moves a median little, where it skews a sum — read against the A/A
- * median and its spread (25th–75th percentile of the per-round A/A ratios). The export's share of tracing's
- * cost is (trace − record) / (trace − 1) of those medians. Each run has 5 turns (4 with an instant tool
+ * One child process runs short batches (10 runs; `--batch`) of the modes, every other batch `off`, the other
+ * modes in between in an order that rotates and reverses every round, after 12 warm-up rounds (`--warmup`):
+ * the JIT keeps getting faster for the first few hundred runs, and the machine's speed drifts over seconds,
+ * so each batch is compared with the mean of the two `off` batches either side of it, not with a round-wide
+ * baseline (that one, with 3 warm-up rounds, gave an A/A spread of ±15 % and moved the cost-accounting
+ * ratio between 1.02 and 1.09 from run to run). `again` is an `off` batch measured like the others: its
+ * ratios are the A/A noise. The result is the **median** of a mode's ratios with its distribution-free 95 %
+ * interval, read against the A/A median and interval. The export's share of tracing's cost is
+ * (trace − record) / (trace − 1) of those medians. Each run has 5 turns (4 with an instant tool
  * call, then a text answer) from the OpenAI client against FakeOpenAIServer (in this parent; 20 SSE text
  * chunks a turn). Run by `npm run bench:runs`, or alone:
- * `npx tsx bench/tracing.bench.ts [--rounds 40] [--only off|cost|record|trace|both]`; `--only` runs batches of
+ * `npx tsx bench/tracing.bench.ts [--rounds 40] [--warmup 12] [--batch 10] [--only off|cost|record|trace|both]`; `--only` runs batches of
  * one mode only, for a profile of it: `node --cpu-prof --import tsx bench/tracing.bench.ts --only both` (the
  * child's profile is the larger .cpuprofile).
  */
 import { fileURLToPath } from "node:url";
 import { context, type ProxyTracerProvider, propagation, trace } from "@opentelemetry/api";
-import { ExportResultCode } from "@opentelemetry/core";
+import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
 import type { NodeTracerProvider, SpanExporter } from "@opentelemetry/sdk-trace-node";
 import { startTracing } from "../src/app/tracing.js";
 import { createConvertToLlm, createOpenAIStreamFn, openAIModel } from "../src/llm/index.js";
@@ -53,8 +55,7 @@ const option = (name: string, fallback: string) => {
   return at >= 0 ? (argv[at + 1] ?? fallback) : fallback;
 };
 const TURNS = 5;
-const BATCH = 10;
-const WARMUP_ROUNDS = 3;
+const BATCH = Number(option("--batch", "10"));
 
 const MODES = ["off", "both", "again", "cost", "trace", "record"] as const;
 type Mode = (typeof MODES)[number];
@@ -69,8 +70,8 @@ const SETUP: Record<Mode, { tracing: "none" | "record" | "export"; cost: boolean
 };
 /** The operator's price table of the cost-accounting modes. */
 const PRICES: PriceTable = { "test-model": { input: 1, output: 2 } };
-/** CPU µs per turn of each mode, one entry per measured round. */
-type Rounds = Record<Mode, number[]>;
+/** CPU µs per turn of each measured batch, in the order they ran. */
+type Batches = { mode: Mode; cpu: number }[];
 
 /** Takes the spans and drops them: what recording costs without an export. */
 const NOOP_EXPORTER: SpanExporter = {
@@ -94,6 +95,9 @@ function reply(turn: number): FakeReply {
       : [chunks.finish("stop")];
   return { kind: "stream", chunks: [chunks.role(), ...text, ...tail, chunks.usage(500, 40)] };
 }
+
+/** How src/app/tracing.ts registers its provider: no context manager, the W3C trace-context propagator alone. */
+const REGISTRATION = { contextManager: null, propagator: new W3CTraceContextPropagator() };
 
 /** Unregisters tracer provider, context manager (none is registered) and propagator. */
 function tracingOff(): void {
@@ -123,6 +127,7 @@ async function child(
   endpoint: string,
   modelUrl: string,
   rounds: number,
+  warmupRounds: number,
   only: Mode | undefined,
 ): Promise<void> {
   const env = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint };
@@ -146,13 +151,13 @@ async function child(
     SpendMeter.prototype.wrap = on ? accounting : unaccounted;
     (h.config as { prices: PriceTable }).prices = on ? PRICES : {};
   };
-  const used: Rounds = { off: [], both: [], again: [], cost: [], trace: [], record: [] };
+  const used: Batches = [];
   let next = 0;
   const batch = async (mode: Mode): Promise<number> => {
     const setup = SETUP[mode];
     tracingOff();
-    if (setup.tracing === "export") exporter.register({ contextManager: null });
-    if (setup.tracing === "record") recorder.register({ contextManager: null });
+    if (setup.tracing === "export") exporter.register(REGISTRATION);
+    if (setup.tracing === "record") recorder.register(REGISTRATION);
     costAccounting(setup.cost);
     const before = process.cpuUsage();
     await runBatch(h, next);
@@ -162,23 +167,27 @@ async function child(
     const delta = process.cpuUsage(before);
     return (delta.user + delta.system) / (BATCH * TURNS);
   };
-  // Each mode at each place of the order (rotations), forwards and backwards, so none always follows another.
+  // Every other batch is `off`; the others take the remaining modes in turn, the order rotating and reversing
+  // every round, so none always follows another.
+  const others = MODES.filter((mode) => mode !== "off");
   const orders: Mode[][] = [];
-  for (let i = 0; i < MODES.length; i++) {
-    const rotated = [...MODES.slice(i), ...MODES.slice(0, i)];
+  for (let i = 0; i < others.length; i++) {
+    const rotated = [...others.slice(i), ...others.slice(0, i)];
     orders.push(rotated, [...rotated].reverse());
   }
-  if (only) orders.splice(0, orders.length, [only]);
+  const schedule = (round: number): Mode[] =>
+    only ? [only] : orders[round % orders.length]!.flatMap((mode) => ["off", mode] as Mode[]);
   try {
-    for (let i = 0; i < WARMUP_ROUNDS; i++) for (const mode of orders[i % orders.length]!) await batch(mode);
+    for (let i = 0; i < warmupRounds; i++) for (const mode of schedule(i)) await batch(mode);
     for (let i = 0; i < rounds; i++) {
-      for (const mode of orders[i % orders.length]!) used[mode].push(await batch(mode));
+      for (const mode of schedule(i)) used.push({ mode, cpu: await batch(mode) });
     }
+    if (!only) used.push({ mode: "off", cpu: await batch("off") }); // the last measured batch's right neighbour
     sendToParent({ type: "result", data: used });
   } finally {
     tracingOff();
     costAccounting(true);
-    exporter.register({ contextManager: null });
+    exporter.register(REGISTRATION);
     await h.close();
     await exporting?.shutdown();
     await recording?.shutdown();
@@ -189,19 +198,21 @@ function measure(
   endpoint: string,
   modelUrl: string,
   rounds: number,
+  warmupRounds: number,
   only: Mode | undefined,
-): Promise<Rounds> {
-  const args = ["--child", endpoint, modelUrl, String(rounds), only ?? ""];
+): Promise<Batches> {
+  const args = ["--child", endpoint, modelUrl, String(rounds), String(warmupRounds), only ?? ""];
   // Two hours: far beyond any number of rounds, within setTimeout's range.
-  return new Child("tracing", fileURLToPath(import.meta.url), args).result<Rounds>(7_200_000);
+  return new Child("tracing", fileURLToPath(import.meta.url), args).result<Batches>(7_200_000);
 }
 
 async function main(): Promise<void> {
   if (argv[0] === "--child") {
-    await child(argv[1] ?? "", argv[2] ?? "", Number(argv[3]), asMode(argv[4]));
+    await child(argv[1] ?? "", argv[2] ?? "", Number(argv[3]), Number(argv[4]), asMode(argv[5]));
     process.exit(0);
   }
   const rounds = Number(option("--rounds", "40"));
+  const warmup = Number(option("--warmup", "12"));
   const only = asMode(option("--only", ""));
   const receiver = new OtlpReceiver();
   const endpoint = await receiver.start();
@@ -212,9 +223,9 @@ async function main(): Promise<void> {
     return reply(messages.filter((m) => m.role === "assistant").length);
   };
   const modelUrl = model.baseURL;
-  let result: Rounds;
+  let result: Batches;
   try {
-    result = await measure(endpoint, modelUrl, rounds, only);
+    result = await measure(endpoint, modelUrl, rounds, warmup, only);
   } finally {
     await receiver.close();
     await model.close();
@@ -222,34 +233,45 @@ async function main(): Promise<void> {
   const names = new Map<string, number>();
   for (const span of receiver.spans) names.set(span.name, (names.get(span.name) ?? 0) + 1);
   const fmt = (n: number) => n.toFixed(3);
-  const ms = (values: number[]) => `${(quantile(values, 0.5) / 1000).toFixed(3)} ms`;
+  const ms = (mode: Mode) =>
+    `${(
+      quantile(
+        result.filter((b) => b.mode === mode).map((b) => b.cpu),
+        0.5,
+      ) / 1000
+    ).toFixed(3)} ms`;
   console.log(
-    `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, interleaved; load ${loadAverages()}; ${receiver.spans.length} spans received)`,
+    `\ntracing cost (${rounds} rounds of ${BATCH} runs × ${TURNS} turns per mode, each between two "off" batches, after ${warmup} warm-up rounds; load ${loadAverages()}; ${receiver.spans.length} spans received)`,
   );
   console.log(`spans by name: ${[...names].map(([name, n]) => `${name} ${n}`).join(", ")}`);
   if (only) {
-    console.log(`CPU per turn, ${only} only (median of rounds): ${ms(result[only])}`);
+    console.log(`CPU per turn, ${only} only (median of batches): ${ms(only)}`);
     process.exit(0);
   }
-  // Each round's baseline is the mean of its two "off" batches (less noisy than one); A/A stays again/off.
-  const baseline = result.off.map((off, i) => (off + result.again[i]!) / 2);
-  const per = (mode: Mode) => result[mode].map((value, i) => value / baseline[i]!);
-  const aa = result.again.map((again, i) => again / result.off[i]!);
-  const spread = (values: number[]) =>
-    `median ${fmt(quantile(values, 0.5))}, spread p25–p75 ${fmt(quantile(values, 0.25))}–${fmt(quantile(values, 0.75))}`;
+  // Each batch against the mean of the two "off" batches either side of it: the machine's speed drifts over
+  // seconds (and the JIT for a while longer), so the nearest baseline is the least noisy one. "again" is an
+  // "off" batch measured like the others: its ratios are the A/A noise.
+  const per = (mode: Mode) =>
+    result.flatMap((b, i) =>
+      b.mode === mode ? [b.cpu / ((result[i - 1]!.cpu + result[i + 1]!.cpu) / 2)] : [],
+    );
+  const spread = (values: number[]) => {
+    const [low, high] = medianInterval(values);
+    return `median ${fmt(quantile(values, 0.5))} (95 % interval ${fmt(low)}–${fmt(high)}), spread p25–p75 ${fmt(quantile(values, 0.25))}–${fmt(quantile(values, 0.75))}`;
+  };
   const both = quantile(per("both"), 0.5);
   const traced = quantile(per("trace"), 0.5);
   const recorded = quantile(per("record"), 0.5);
   console.log(
-    `CPU per turn (median of rounds): off ${ms(result.off)}, off again ${ms(result.again)}, ` +
-      `cost accounting only ${ms(result.cost)}, tracing without export ${ms(result.record)}, ` +
-      `tracing with export ${ms(result.trace)}, tracing + cost accounting ${ms(result.both)}`,
+    `CPU per turn (median of batches): off ${ms("off")}, off again ${ms("again")}, ` +
+      `cost accounting only ${ms("cost")}, tracing without export ${ms("record")}, ` +
+      `tracing with export ${ms("trace")}, tracing + cost accounting ${ms("both")}`,
   );
-  console.log(`A/A again/off:                              ${spread(aa)}`);
-  console.log(`cost accounting only (cost/base):           ${spread(per("cost"))}`);
-  console.log(`tracing without export (record/base):       ${spread(per("record"))}`);
-  console.log(`tracing with export (trace/base):           ${spread(per("trace"))}`);
-  console.log(`tracing + cost accounting vs neither (both/base): ${spread(per("both"))}`);
+  console.log(`A/A again/off:                              ${spread(per("again"))}`);
+  console.log(`cost accounting only (cost/off):            ${spread(per("cost"))}`);
+  console.log(`tracing without export (record/off):        ${spread(per("record"))}`);
+  console.log(`tracing with export (trace/off):            ${spread(per("trace"))}`);
+  console.log(`tracing + cost accounting vs neither (both/off): ${spread(per("both"))}`);
   console.log(
     `export's share of tracing's cost ((trace − record) / (trace − 1) of the medians): ${fmt((traced - recorded) / (traced - 1))}`,
   );
@@ -257,6 +279,18 @@ async function main(): Promise<void> {
     `target: tracing + cost accounting vs neither, median ≤ 1.02: ${verdict(both <= 1.02)} (${fmt(both)})`,
   );
   process.exit(0);
+}
+
+/**
+ * A distribution-free 95 % confidence interval of the median of `values`: the order statistics at
+ * n/2 ± 0.98·√n (the normal approximation of the binomial ranks).
+ */
+function medianInterval(values: number[]): [number, number] {
+  const sorted = [...values].sort((x, y) => x - y);
+  const n = sorted.length;
+  const half = 0.98 * Math.sqrt(n);
+  const at = (rank: number) => sorted[Math.min(n - 1, Math.max(0, Math.round(rank)))]!;
+  return [at(n / 2 - half - 1), at(n / 2 + half)];
 }
 
 function asMode(value: string | undefined): Mode | undefined {

@@ -41,7 +41,7 @@ function tracesUrl(env: TracingEnv): string {
 /**
  * Registers a global tracer provider that batches spans to the OTLP/HTTP (JSON) endpoint of the standard
  * `OTEL_EXPORTER_OTLP_*` variables (endpoint from `env`; headers and timeout the exporter reads from process.env), with the W3C trace
- * context propagator and **no context manager**: src/runs/tracing.ts passes every parent explicitly, and on
+ * context propagator alone (no baggage) and **no context manager**: src/runs/tracing.ts passes every parent explicitly, and on
  * Node 20 an AsyncLocalStorage context manager in use runs promise hooks on every promise of the process
  * (about 14 % of a light turn's CPU, issue #19's bench). A host application that registered its own context
  * manager keeps it. `service.name` is `serviceName` unless
@@ -54,10 +54,16 @@ export async function startTracing(
   options: TracingOptions = {},
 ): Promise<Tracing | undefined> {
   if (!tracingConfigured(env)) return undefined;
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources] = await Promise.all([
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    resources,
+    { W3CTraceContextPropagator },
+  ] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
     import("@opentelemetry/exporter-trace-otlp-http"),
     import("@opentelemetry/resources"),
+    import("@opentelemetry/core"),
   ]);
   const resource = resources
     .defaultResource()
@@ -69,7 +75,8 @@ export async function startTracing(
       new BatchSpanProcessor(options.exporter ?? new OTLPTraceExporter({ url: tracesUrl(env) })),
     ],
   });
-  provider.register({ contextManager: null });
+  // Trace context only: the job carries `traceparent` (and `tracestate`), not baggage, which nothing here sets.
+  provider.register({ contextManager: null, propagator: new W3CTraceContextPropagator() });
   return {
     async flush() {
       await provider.forceFlush().catch(() => {});

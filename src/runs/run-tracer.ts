@@ -70,7 +70,7 @@ export class RunTracer {
     | { span: Span; context: Context; counts: Record<string, number>; streams: Map<string, ChatStream> }
     | undefined;
   /** The model request in flight: its span until the loop's `message_end` of the answer. */
-  private model: { span: Span; startedAt: number; waiting: boolean } | undefined;
+  private model: { span: Span; startedAt: number; firstTokenMs: number | undefined } | undefined;
   private readonly tools = new Map<string, { span: Span; context: Context }>();
   /**
    * The tool call whose `beforeToolCall` (its approval) is in flight: the loop prepares calls one after the
@@ -144,16 +144,19 @@ export class RunTracer {
   onEvent(event: AgentEvent): void {
     if (!this.enabled) return;
     switch (event.type) {
-      case "message_update":
-        // Per streamed chunk: one comparison unless the first token of a request is still awaited.
-        if (this.model?.waiting && event.assistantMessageEvent.type.endsWith("_delta")) {
-          this.model.waiting = false;
-          this.model.span.setAttribute(
-            "threadline.time_to_first_token_ms",
-            Math.round(performance.now() - this.model.startedAt),
-          );
+      case "message_update": {
+        // Per streamed chunk: one comparison unless the first token of a request is still awaited. The time is
+        // set on the span with the response's other attributes (one SDK call per request).
+        const model = this.model;
+        if (
+          model &&
+          model.firstTokenMs === undefined &&
+          event.assistantMessageEvent.type.endsWith("_delta")
+        ) {
+          model.firstTokenMs = Math.round(performance.now() - model.startedAt);
         }
         break;
+      }
       case "turn_start": {
         this.endTurn();
         const span = this.tracer!.startSpan("turn", INTERNAL, this.runContext);
@@ -209,17 +212,18 @@ export class RunTracer {
         this.modelAttributes.set(model, attributes);
       }
       const span = this.tracer!.startSpan("model.request", attributes, this.turnContext());
-      this.model = { span, startedAt: performance.now(), waiting: true };
+      this.model = { span, startedAt: performance.now(), firstTokenMs: undefined };
       return streamFn(model, llmContext, options);
     };
   }
 
   private settleModel(message: AssistantMessage): void {
     if (!this.model) return;
-    const { span } = this.model;
+    const { span, firstTokenMs } = this.model;
     this.model = undefined;
     const { usage } = message;
     const attributes: Attributes = {
+      "threadline.time_to_first_token_ms": firstTokenMs,
       "gen_ai.response.model": message.model,
       "gen_ai.usage.input_tokens": usage.input,
       "gen_ai.usage.output_tokens": usage.output,
@@ -334,33 +338,41 @@ export class RunTracer {
     const counts = this.turn?.counts;
     if (counts) counts[counter] = (counts[counter] ?? 0) + 1;
     const stream = edit ? this.chatStream(messageId, parent) : undefined;
-    // One `then` per call (no async frame): this runs for every streaming edit.
-    const failed = (err: unknown): never => {
-      const span = this.tracer!.startSpan(spanName, CLIENT, parent);
-      failSpan(span, err);
-      span.end();
-      throw err;
-    };
+    // One `then` per call (no async frame, no named closure): this runs for every streaming edit.
     const pending = attempt(call);
-    if (!stream) return pending.then(undefined, failed);
-    return pending.then((result) => {
-      stream.edits++;
-      stream.lastEnd = Date.now();
-      return result;
-    }, failed);
+    if (!stream)
+      return pending.then(undefined, (err: unknown) => this.countedCallFailed(spanName, parent, err));
+    return pending.then(
+      (result) => {
+        stream.edits++;
+        stream.lastEnd = Date.now();
+        return result;
+      },
+      (err: unknown) => this.countedCallFailed(spanName, parent, err),
+    );
+  }
+
+  /** A counted call that failed gets a span of its own. */
+  private countedCallFailed(spanName: string, parent: Context, err: unknown): never {
+    const span = this.tracer!.startSpan(spanName, CLIENT, parent);
+    failSpan(span, err);
+    span.end();
+    throw err;
   }
 
   private chatCall<T>(spanName: string, call: () => Promise<T>, parent: Context): Promise<T> {
     const span = this.tracer!.startSpan(spanName, CLIENT, parent);
-    const failed = (err: unknown): never => {
-      failSpan(span, err);
-      span.end();
-      throw err;
-    };
-    return attempt(call).then((result) => {
-      span.end();
-      return result;
-    }, failed);
+    return attempt(call).then(
+      (result) => {
+        span.end();
+        return result;
+      },
+      (err: unknown) => {
+        failSpan(span, err);
+        span.end();
+        throw err;
+      },
+    );
   }
 
   private turnContext(): Context {
