@@ -171,7 +171,13 @@ async function startParts(
       if (concurrency !== undefined) options.concurrency = concurrency;
       const worker = await startWorkerProcess(options);
       metrics.sampleRuns(worker);
-      parts.push({ close: (leftMs) => worker.close({ graceMs: graceFor(leftMs) }) });
+      parts.push({
+        close: (leftMs) => {
+          const graceMs = graceFor(leftMs);
+          // Half of what the grace leaves for the rest of the shutdown, at most 3 s.
+          return worker.close({ graceMs, settleMs: Math.min(3000, (leftMs - graceMs) / 2) });
+        },
+      });
     }
     if (roles.gateway) {
       if (platforms.length === 0)

@@ -1,5 +1,5 @@
 import { UnrecoverableError } from "bullmq";
-import { type ChatPlatform, watchApprovals } from "../chat/index.js";
+import { type ChatOutbound, type ChatPlatform, watchApprovals } from "../chat/index.js";
 import type { Env, ThreadlineConfig } from "../config/index.js";
 import {
   type AgentSetup,
@@ -44,9 +44,11 @@ export interface WorkerProcessOptions {
 export interface WorkerProcess extends RunsSampler {
   /**
    * Stops taking jobs and lets the running ones finish for up to `graceMs` (default 30 s); runs still going
-   * then are aborted, their jobs left for another worker to resume. Then closes connections.
+   * then are aborted, their jobs left for another worker to resume. Then waits up to `settleMs` (default
+   * 3 s) for the chat writes those runs left to the background (Slack's agent-session statuses: a run's
+   * last `active` may still wait for its Tier 3 budget), and closes connections.
    */
-  close(options?: { graceMs?: number }): Promise<void>;
+  close(options?: { graceMs?: number; settleMs?: number }): Promise<void>;
 }
 
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
@@ -87,11 +89,43 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     inboxDepth: (threadIds) => store.inboxDepth(threadIds),
     async close(closeOptions = {}) {
       await handle.close(closeOptions.graceMs === undefined ? {} : { graceMs: closeOptions.graceMs });
+      const unsettled = await settledWithin(options.platforms, closeOptions.settleMs ?? DEFAULT_SETTLE_MS);
+      if (unsettled.length > 0) {
+        log.warn(
+          { platforms: unsettled },
+          "worker closed with chat writes still queued (agent-session statuses)",
+        );
+      }
       await mcp?.close();
       redis.disconnect();
       bull.disconnect();
     },
   };
+}
+
+/** How long a closing worker waits for its outbounds' background writes by default. */
+const DEFAULT_SETTLE_MS = 3000;
+
+/**
+ * Awaits every platform outbound's {@link ChatOutbound.settled} for up to `ms`; returns the platforms whose
+ * writes were still going then.
+ */
+async function settledWithin(platforms: readonly ChatPlatform[], ms: number): Promise<string[]> {
+  const pending = new Set<string>();
+  const waits = platforms.flatMap((platform) => {
+    const settled = platform.outbound.settled?.();
+    if (!settled) return [];
+    pending.add(platform.platform);
+    return [settled.then(() => pending.delete(platform.platform))];
+  });
+  if (waits.length === 0) return [];
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([Promise.all(waits), timeout]);
+  clearTimeout(timer);
+  return [...pending];
 }
 
 /** The tools of `THREADLINE_TOOLS_MODULE`, or none. */

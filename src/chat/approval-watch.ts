@@ -59,5 +59,7 @@ export function watchApprovals(outbound: ChatOutbound): ChatOutbound {
   if (outbound.toolTasks !== undefined) Object.assign(wrapped, { toolTasks: outbound.toolTasks });
   const { postNotifying } = outbound;
   if (postNotifying) wrapped.postNotifying = (...args) => postNotifying.apply(outbound, args);
+  const { settled } = outbound;
+  if (settled) wrapped.settled = () => settled.apply(outbound);
   return wrapped;
 }

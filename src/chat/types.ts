@@ -272,6 +272,12 @@ export interface ChatOutbound {
    * text below a card or say that the run waits for one.
    */
   watchApprovals?(listener: (shown: ApprovalShown) => void): () => void;
+  /**
+   * Optional: resolves once the writes this outbound makes in the background (those no run waits for,
+   * such as Slack's agent-session statuses) are sent or given up on. A worker awaits it, for a bounded
+   * time, before it closes its connections. Never rejects.
+   */
+  settled?(): Promise<void>;
 }
 
 /** How a run ended, as the chat shows it. */

@@ -78,6 +78,22 @@ export class AgentSessions {
     while (this.writers.size > 0) await Promise.all(this.writers);
   }
 
+  /** How many threads this process keeps a session for (ended ones are dropped once their status is out). */
+  get size(): number {
+    return this.threads.size;
+  }
+
+  /**
+   * Remembers that `workspace` has no agent sessions and drops its threads: the idle ones now, the ones
+   * whose writer is running when it stops.
+   */
+  private forgetWorkspace(workspace: string): void {
+    this.unsupported.add(workspace);
+    for (const [key, session] of this.threads) {
+      if (session.thread.workspace === workspace && !session.writing) this.threads.delete(key);
+    }
+  }
+
   private async write(key: string, session: ThreadSession): Promise<void> {
     const { thread } = session;
     const done = () => session.sent === session.wanted || (session.sent === undefined && session.ended);
@@ -95,7 +111,7 @@ export class AgentSessions {
         } catch (err) {
           const code = errorCode(err);
           if (UNSUPPORTED_METHOD_CODES.has(code)) {
-            this.unsupported.add(thread.workspace);
+            this.forgetWorkspace(thread.workspace);
             this.options.log.info({ team: thread.workspace, code }, "slack: no agent sessions here");
             return;
           }

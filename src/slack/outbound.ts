@@ -82,7 +82,7 @@ const STATUS_REFRESH_MAX_MS = 2 * 60 * 60 * 1000;
  * request, see {@link RecipientStore.setTitle}) from the first status, `suspended` while an approval card
  * waits, `processing` again once it is decided, `active` when the run ends. It is written in the
  * background ({@link AgentSessions}): nothing of a run waits for that method's Tier 3 budget, and only the
- * newest status is sent when the budget allows (see {@link sessionsSettled}). The "is thinking…" status uses
+ * newest status is sent when the budget allows (see {@link settled}). The "is thinking…" status uses
  * `assistant.threads.setStatus`, is sent again every `statusRefreshMs` while shown, and is skipped where
  * it is unavailable or its budget is used up. `react` / `unreact` are idempotent.
  */
@@ -134,7 +134,7 @@ export class SlackOutbound implements ChatOutbound {
   }
 
   /** Resolves once every agent-session status asked for so far has been sent (or given up on). */
-  sessionsSettled(): Promise<void> {
+  settled(): Promise<void> {
     return this.sessions.settled();
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { ApprovalCard, ThreadRef } from "../../src/chat/index.js";
 import { slackKeys } from "../../src/runs/index.js";
+import { AgentSessions } from "../../src/slack/agent-sessions.js";
 import { createSlackClient, SlackApi } from "../../src/slack/api.js";
 import { createRedisRateLimiter, memoryRecipientStore, SlackOutbound } from "../../src/slack/index.js";
 import type { MethodBudget } from "../../src/slack/rate-limit.js";
@@ -23,6 +24,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 
+const SILENT = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 const FAST_RETRY = { retries: 2, factor: 1, minTimeout: 10, maxTimeout: 20 };
 
 async function setup(sessionBudget: MethodBudget, options: FakeSlackOptions = {}) {
@@ -39,6 +41,7 @@ async function setup(sessionBudget: MethodBudget, options: FakeSlackOptions = {}
     limiter,
   );
   const outbound = new SlackOutbound({ api, recipients });
+  const sessions = new AgentSessions({ api, log: SILENT });
   const thread = async (text: string) => {
     const root = slack.post({ user: "U0ALICE", channel: "C1", text });
     const ref: ThreadRef = {
@@ -59,7 +62,7 @@ async function setup(sessionBudget: MethodBudget, options: FakeSlackOptions = {}
       .map((call) =>
         call.args.title === undefined ? call.args.status : `${call.args.status} "${call.args.title}"`,
       );
-  return { outbound, thread, sessionCalls };
+  return { outbound, sessions, thread, sessionCalls };
 }
 
 const card: ApprovalCard = {
@@ -112,10 +115,10 @@ describe("agent sessions under their Tier 3 budget", () => {
     const posted = await outbound.postApproval(ref, card);
     await outbound.updateApproval(ref, posted.id, approved);
     await outbound.postApproval(ref, card);
-    await outbound.sessionsSettled();
+    await outbound.settled();
     expect(sessionCalls(ref)).toEqual([`processing "deploy it"`, "suspended"]);
     await outbound.endRun(ref);
-    await outbound.sessionsSettled();
+    await outbound.settled();
     expect(sessionCalls(ref)).toEqual([`processing "deploy it"`, "suspended", "active"]);
     expect(slack.store.session("C1", ref.thread)?.status).toBe("active");
   });
@@ -127,12 +130,12 @@ describe("agent sessions under their Tier 3 budget", () => {
     await outbound.post(ref, "One.");
     await outbound.endRun(ref); // `active` waits for the next window …
     await outbound.setStatus(ref, "is thinking…"); // … and the next run wants `processing` again
-    await outbound.sessionsSettled();
+    await outbound.settled();
     // Slack saw `processing` and nothing else was due: the session never flickered to `active` and back.
     expect(sessionCalls(ref)).toEqual([`processing "two runs"`]);
     await outbound.post(ref, "Two.");
     await outbound.endRun(ref);
-    await outbound.sessionsSettled();
+    await outbound.settled();
     expect(sessionCalls(ref)).toEqual([`processing "two runs"`, "active"]);
   });
 
@@ -144,11 +147,31 @@ describe("agent sessions under their Tier 3 budget", () => {
       const { id } = await outbound.post(ref, `Answer ${text}.`);
       await outbound.postApproval(ref, card);
       await outbound.endRun(ref);
-      await outbound.sessionsSettled();
+      await outbound.settled();
       expect(slack.store.get("C1", id)?.streaming).toBe(false);
     }
     expect(slack.callsOf("agents.sessions.setStatus").map((call) => call.outcome)).toEqual([
       "unknown_method",
     ]);
+  });
+
+  it("a workspace that loses agent sessions mid-run forgets every thread's session, not only the failing one's", async () => {
+    const { sessions, thread, sessionCalls } = await setup({ limit: 50, windowMs: 60_000 });
+    const [a, b] = [await thread("a"), await thread("b")];
+    sessions.set(a.ref, "processing");
+    sessions.set(b.ref, "processing");
+    await sessions.settled();
+    expect([sessionCalls(a.ref), sessionCalls(b.ref)]).toEqual([["processing"], ["processing"]]);
+    expect(sessions.size).toBe(2);
+    // The app's agent features are turned off while both runs go on: A's next call learns it.
+    slack.failNext("agents.sessions.setStatus", { error: "not_allowed" });
+    sessions.set(a.ref, "suspended");
+    await sessions.settled();
+    // B's run is still going and never moves its session again: its entry must not stay behind.
+    expect(sessions.size).toBe(0);
+    sessions.set(b.ref, "active", true);
+    await sessions.settled();
+    expect(sessionCalls(b.ref)).toEqual(["processing"]);
+    expect(sessions.size).toBe(0);
   });
 });
