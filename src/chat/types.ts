@@ -159,8 +159,11 @@ export interface ChatDialect {
    * `absolute` after a name and a comma. Native timestamps render in the reader's time zone.
    */
   timestamp(ms: number, style: "relative" | "absolute"): string;
-  /** Markup that mentions the platform user `userId`. */
-  mention(userId: string): string;
+  /**
+   * Markup that mentions the platform user `userId`; `name`, their display name when known, is what a
+   * platform without mention markup (the playground) shows instead of the id.
+   */
+  mention(userId: string, name?: string): string;
 }
 
 /** Platform limits the renderer respects. */

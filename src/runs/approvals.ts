@@ -3,6 +3,7 @@ import {
   type ApprovalCard,
   type ApprovalCardState,
   argumentChanges,
+  type ChatDialect,
   type ChatOutbound,
   type ChatUser,
   type ThreadRef,
@@ -264,7 +265,7 @@ export class ApprovalGate {
     const { store, threadId, outbound, thread } = this.options;
     try {
       if (!(await store.claimApprovalReminder(threadId, approvalId, Date.now()))) return;
-      const text = approvalReminderText(request.requester, request.toolName);
+      const text = approvalReminderText(outbound.dialect, request.requester, request.toolName);
       if (outbound.postNotifying) await outbound.postNotifying(thread, text, [request.requester.id]);
       else await outbound.post(thread, text);
     } catch (err) {
@@ -282,7 +283,10 @@ export class ApprovalGate {
       approvalId,
       toolName: request.toolName,
       argumentsText: record.argumentsText ?? request.argumentsText,
-      approvers: [request.requester.name, ...this.options.approvers.map((id) => `<@${id}>`)],
+      approvers: [
+        request.requester.name,
+        ...this.options.approvers.map((id) => this.options.outbound.dialect.mention(id)),
+      ],
       requesterName: request.requester.name,
       expiresAt: Number(record.expiresAt),
       state: { kind: "pending", waitingMessages },
@@ -408,8 +412,8 @@ function argumentsJsonOf(args: Record<string, unknown>): string {
 }
 
 /** The one reminder posted in the thread: mentions the requester (a notification on their phone). */
-export function approvalReminderText(requester: ChatUser, toolName: string): string {
-  return `<@${requester.id}> \`${toolName}\` is waiting for your approval: use Approve or Deny on the card above.`;
+export function approvalReminderText(dialect: ChatDialect, requester: ChatUser, toolName: string): string {
+  return `${dialect.mention(requester.id, requester.name)} \`${toolName}\` is waiting for your approval: use Approve or Deny on the card above.`;
 }
 
 /** The text the model reads when a call was not approved. */

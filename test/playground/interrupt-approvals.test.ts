@@ -139,11 +139,13 @@ describeInterruptsAndApprovalWaits<string, Shown>("the playground", {
   },
   expectNoNotice: (person) =>
     expect(personal.get(person)!.received.filter((event) => event.type === "notice")).toEqual([]),
-  mentionOf: (person) => `<@${USERS[person].id}>`,
+  // The playground has no mention markup: a mention is the person's name (it used to be raw `<@u-alice>`).
+  mentionOf: (person) => `@${USERS[person].name}`,
   reminders: async (thread) =>
     (await messages(thread))
       .filter(
-        (message) => message.kind === "bot" && !message.card && message.text.includes(`<@${USERS.alice.id}>`),
+        (message) =>
+          message.kind === "bot" && !message.card && message.text.includes(`@${USERS.alice.name} `),
       )
       .map((message) => ({ thread, message })),
   textOf: ({ message }) => message.text,

@@ -211,7 +211,7 @@ describe("reminder and per-tool timeouts", () => {
     await h.chat.waitFor(() => reminders().length > 0);
     expect(reminders()).toEqual([
       expect.objectContaining({
-        text: `<@${alice.id}> \`deploy_service\` is waiting for your approval: use Approve or Deny on the card above.`,
+        text: `@${alice.name} \`deploy_service\` is waiting for your approval: use Approve or Deny on the card above.`,
       }),
     ]);
     const record = await h.store.approvalRecord(threadId(thread), card.approvalId);

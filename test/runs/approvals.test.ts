@@ -42,7 +42,8 @@ describe("approvals", () => {
     const { deploy, thread, runId, card } = await askForDeploy();
     expect(card).toMatchObject({ toolName: "deploy", state: { kind: "pending" } });
     expect(card.argumentsText).toContain("prod");
-    expect(card.approvers).toEqual(["Alice", `<@${bob.id}>`]);
+    // In the outbound's dialect (MemoryOutbound speaks Markdown: `@id`; Slack and Discord `<@id>`).
+    expect(card.approvers).toEqual(["Alice", `@${bob.id}`]);
     expect(card.expiresAt).toBeGreaterThan(Date.now());
     expect(deploy.calls).toEqual([]);
     expect(await h.intake.decide(thread, card.approvalId, alice, "approve")).toEqual({

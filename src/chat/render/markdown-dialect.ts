@@ -17,5 +17,5 @@ export const MARKDOWN_DIALECT: ChatDialect = {
     const utc = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
     return `${style === "relative" ? "at " : ""}${utc}`;
   },
-  mention: (userId) => `@${userId}`,
+  mention: (userId, name) => `@${name ?? userId}`,
 };
