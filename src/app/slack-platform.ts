@@ -66,6 +66,7 @@ export const slackChatPlatform = definePlatform({
       createRedisRateLimiter,
       createSlackPlatform,
       historyBudgets,
+      redisFeedbackLedger,
       redisRecipientStore,
       redisSeenMessages,
     } = await import("../slack/index.js");
@@ -87,6 +88,8 @@ export const slackChatPlatform = definePlatform({
       // Asked when a run's status first shows: the worker holds the thread then, so its run is the active one.
       runIdOf: (thread) => store.activeRun(threadId(thread)),
       onFeedback: (feedback) => observer?.feedback?.("slack", feedback.value),
+      // A repeated click is skipped whichever gateway Slack delivers it to.
+      feedbackLedger: redisFeedbackLedger(redis, slackKeys(env.THREADLINE_PREFIX).feedback),
       suggestedPrompts: {
         title: settings?.slack?.suggestedPromptsTitle ?? "Try asking",
         prompts: settings?.slack?.suggestedPrompts ?? DEFAULT_SUGGESTED_PROMPTS,

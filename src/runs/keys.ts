@@ -138,6 +138,8 @@ export interface SlackKeys {
   seen: (thread: ThreadRef) => SlackSeenKeys;
   /** String: the thread ts of one seen message, by team, channel and message ts. */
   seenMessage: (team: string, channel: string, ts: string) => string;
+  /** Key prefix of the feedback each user last gave on each answer (strings, a day). */
+  feedback: string;
 }
 
 /** The seen-message keys of one Slack thread (`<prefix>:{<thread id>}:slack-seen…`). */
@@ -171,6 +173,7 @@ export function slackKeys(prefix: string): SlackKeys {
       };
     },
     seenMessage: (team, channel, ts) => `${prefix}:slack-seen-msg:${team}:${channel}:${ts}`,
+    feedback: `${prefix}:slack-feedback`,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from "ioredis";
 import { type ThreadRef, threadId } from "../chat/index.js";
 import { type FeedbackValue, feedbackBlock, parseFeedbackAction } from "./feedback-blocks.js";
 import { ExpiringMap } from "./lookups.js";
@@ -26,31 +27,72 @@ export interface FeedbackClick {
   action: { value?: unknown; block_id?: unknown };
 }
 
+/** How long the feedback a user gave on a message is remembered (a repeat within it is not recorded). */
+const FEEDBACK_MEMORY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The feedback each user last gave on each message, shared by every gateway instance when it is in Redis:
+ * a user who clicks 👍 twice has the second click skipped whichever gateway Slack delivers it to.
+ */
+export interface FeedbackLedger {
+  /** Stores `value` under `key` (user and message); resolves to the value stored before, if any. */
+  swap(key: string, value: FeedbackValue): Promise<FeedbackValue | undefined>;
+}
+
+/** A {@link FeedbackLedger} in this process only (a day; the newest 20,000). */
+export function memoryFeedbackLedger(): FeedbackLedger {
+  const given = new ExpiringMap<FeedbackValue>(20_000, FEEDBACK_MEMORY_MS);
+  return {
+    swap: async (key, value) => {
+      const before = given.get(key);
+      given.set(key, value);
+      return before;
+    },
+  };
+}
+
+/**
+ * A {@link FeedbackLedger} in Redis: one string per user and message under `keyPrefix`, kept a day, swapped
+ * with one `SET … PX … GET` (atomic, so two gateways receiving the same user's clicks at once record one).
+ */
+export function redisFeedbackLedger(redis: Redis | Cluster, keyPrefix: string): FeedbackLedger {
+  return {
+    async swap(key, value) {
+      const before = await redis.set(`${keyPrefix}:${key}`, value, "PX", FEEDBACK_MEMORY_MS, "GET");
+      return before === "positive" || before === "negative" ? before : undefined;
+    },
+  };
+}
+
 /**
  * Records 👍 / 👎 clicks: one log line (thread, run, user, value) and `onFeedback`, once per user, message
  * and value. Slack sends a click again when the user clicks again; that is neither an error nor new
- * feedback, so it is skipped (debug log). Changing one's mind is recorded. Nothing is posted back.
+ * feedback, so it is skipped (debug log). Changing one's mind is recorded. Nothing is posted back. When
+ * the ledger cannot be reached the click is recorded (a possible repeat beats a lost vote), and logged.
  */
 export class FeedbackRecorder {
-  /** The feedback each user last gave on each message (a day; the newest 20,000). */
-  private readonly given = new ExpiringMap<FeedbackValue>(20_000, 24 * 60 * 60 * 1000);
-
   constructor(
     private readonly log: SlackLogger,
     private readonly onFeedback: ((feedback: SlackFeedback) => void) | undefined,
+    private readonly given: FeedbackLedger = memoryFeedbackLedger(),
   ) {}
 
-  /** Records `click`; false when it is not a feedback click or repeats the user's last one. */
-  record(click: FeedbackClick): boolean {
+  /** Records `click`; false when it is not a feedback click or repeats the user's last one. Never rejects. */
+  async record(click: FeedbackClick): Promise<boolean> {
     const parsed = parseFeedbackAction(click.action);
     if (!parsed) return false;
     const { team, channel, threadTs, messageTs, userId } = click;
     const key = `${team}:${channel}:${messageTs}:${userId}`;
-    if (this.given.get(key) === parsed.value) {
+    let before: FeedbackValue | undefined;
+    try {
+      before = await this.given.swap(key, parsed.value);
+    } catch (err) {
+      this.log.warn({ err, channel, messageTs }, "slack: feedback not checked for repeats (Redis error)");
+    }
+    if (before === parsed.value) {
       this.log.debug?.({ channel, messageTs, user: userId }, "slack: the same feedback again; not recorded");
       return false;
     }
-    this.given.set(key, parsed.value);
     const thread: ThreadRef = { platform: "slack", workspace: team, channel, thread: threadTs };
     this.log.info(
       { thread: threadId(thread), run: parsed.runId ?? null, user: userId, value: parsed.value, messageTs },

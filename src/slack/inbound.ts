@@ -8,7 +8,7 @@ import {
   type ThreadRef,
   ThreadSerial,
 } from "../chat/index.js";
-import { FeedbackRecorder, type SlackFeedback } from "./answer-feedback.js";
+import { type FeedbackLedger, FeedbackRecorder, type SlackFeedback } from "./answer-feedback.js";
 import { normalizeApiUrl, type SlackApi } from "./api.js";
 import { parseApprovalAction } from "./approval-blocks.js";
 import {
@@ -89,6 +89,8 @@ export interface SlackInboundOptions {
   suggestedPrompts?: SlackSuggestedPrompts;
   /** Called once per recorded 👍 / 👎 click (after its log line); must not throw. */
   onFeedback?: (feedback: SlackFeedback) => void;
+  /** Where repeated feedback clicks are recognized. Default: in this process only. */
+  feedbackLedger?: FeedbackLedger;
   log?: SlackLogger;
 }
 
@@ -156,7 +158,7 @@ export class SlackInbound {
     this.names = new UserNames(options.api);
     this.seen = options.seen ?? memorySeenMessages();
     this.threads = new ThreadLookup(options.historyApi ?? options.api, this.seen);
-    this.feedback = new FeedbackRecorder(this.log, options.onFeedback);
+    this.feedback = new FeedbackRecorder(this.log, options.onFeedback, options.feedbackLedger);
     this.serial = new ThreadSerial({
       onHeld: (thread) =>
         this.log.warn(
@@ -500,7 +502,7 @@ export class SlackInbound {
     const { access } = this.options;
     if (!placeAllowed(team, channel, isDirectChannel(channel), access) || !allowed(access.users, userId))
       return;
-    this.feedback.record({ team, channel, threadTs, messageTs, userId, action });
+    void this.feedback.record({ team, channel, threadTs, messageTs, userId, action });
   }
 
   private modalDeps(): ApprovalModalDeps {

@@ -4,7 +4,12 @@
  * shared per-workspace method budgets in Redis, and the allowlists.
  */
 
-export type { SlackFeedback } from "./answer-feedback.js";
+export {
+  type FeedbackLedger,
+  memoryFeedbackLedger,
+  redisFeedbackLedger,
+  type SlackFeedback,
+} from "./answer-feedback.js";
 export { SLACK_RETRY, SlackApi, SlackApiError, slackClientOptions } from "./api.js";
 export {
   APPROVAL_ACTION_PREFIX,

@@ -1,7 +1,7 @@
 import type { RetryOptions, WebClientOptions } from "@slack/web-api";
 import { WebClient } from "@slack/web-api";
 import { AckGate, type ChatInbound, type ChatPlatform, type ThreadRef } from "../chat/index.js";
-import type { SlackFeedback } from "./answer-feedback.js";
+import type { FeedbackLedger, SlackFeedback } from "./answer-feedback.js";
 import { createSlackClient, SlackApi, slackClientOptions } from "./api.js";
 import { type SlackConnection, SlackInbound } from "./inbound.js";
 import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } from "./options.js";
@@ -58,6 +58,8 @@ export interface SlackPlatformOptions {
   suggestedPrompts?: SlackSuggestedPrompts;
   /** The gateway calls it once per recorded feedback click (after logging it); must not throw. */
   onFeedback?: (feedback: SlackFeedback) => void;
+  /** Where repeated feedback clicks are recognized: shared by every gateway in Redis. Default: per process. */
+  feedbackLedger?: FeedbackLedger;
   /** The run now active in a thread (workers), to name it in the feedback buttons. Default: unknown. */
   runIdOf?: (thread: ThreadRef) => Promise<string | undefined>;
   log?: SlackLogger;
@@ -104,6 +106,7 @@ export function createSlackPlatform(options: SlackPlatformOptions): ChatPlatform
       if (options.watchedReactions !== undefined) inboundOptions.watchedReactions = options.watchedReactions;
       if (options.recipients !== undefined) inboundOptions.recipients = options.recipients;
       if (options.onFeedback !== undefined) inboundOptions.onFeedback = options.onFeedback;
+      if (options.feedbackLedger !== undefined) inboundOptions.feedbackLedger = options.feedbackLedger;
       if (options.suggestedPrompts !== undefined) inboundOptions.suggestedPrompts = options.suggestedPrompts;
       if (options.seenMessages !== undefined) inboundOptions.seen = options.seenMessages;
       // History is never waited for: no retries, and a 429 fails at once instead of sleeping Retry-After.
