@@ -9,7 +9,7 @@ import type { ApprovalCard, ChatPlatform } from "../../src/chat/index.js";
 import { parseEnv } from "../../src/config/index.js";
 import { type RunTool, SILENT_LOGGER } from "../../src/runs/index.js";
 import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
-import { alice, bob, gatedTool, instantTool, RunsHarness } from "../runs/harness.js";
+import { alice, bob, gatedTool, instantTool, jobFinished, RunsHarness } from "../runs/harness.js";
 import { redisEnv } from "../support/redis.js";
 
 let h: RunsHarness | undefined;
@@ -65,15 +65,6 @@ async function startWorker(tools: RunTool[], script: ScriptedResponse[]) {
   return { harness, scrape };
 }
 
-async function finished(harness: RunsHarness, runId: string): Promise<void> {
-  for (;;) {
-    const state = await harness.queue.getJobState(runId);
-    if (state === "failed") throw new Error(`run ${runId} failed`);
-    if (state === "completed") return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("run gauges (sampled at scrape time)", () => {
   it("reports the queued replies of a parked run, and 0 once it ended", async () => {
     const slow = gatedTool("slow");
@@ -93,7 +84,7 @@ describe("run gauges (sampled at scrape time)", () => {
     expect(await scrape()).toEqual({ inboxDepth: "2", runsActive: "1" });
 
     slow.release();
-    await finished(harness, runId);
+    await jobFinished(harness, runId);
     expect(await harness.userTexts(thread)).toEqual([
       "Alice: go",
       "Alice: first steer",
@@ -129,8 +120,8 @@ describe("run gauges (sampled at scrape time)", () => {
       [b, cards[1]!],
     ] as const)
       await harness.intake.decide(thread, card.approvalId, alice, "deny");
-    await finished(harness, runA);
-    await finished(harness, runB);
+    await jobFinished(harness, runA);
+    await jobFinished(harness, runB);
     expect(await scrape()).toEqual({ inboxDepth: "0", runsActive: "0" });
   });
 

@@ -5,7 +5,7 @@ import type { ChatOutbound, ChatPlatform } from "../../src/chat/index.js";
 import { parseEnv } from "../../src/config/index.js";
 import type { RunLogger } from "../../src/runs/index.js";
 import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
-import { RunsHarness } from "../runs/harness.js";
+import { jobFinished, RunsHarness } from "../runs/harness.js";
 import { redisEnv } from "../support/redis.js";
 
 let h: RunsHarness | undefined;
@@ -75,21 +75,12 @@ async function startWorker(log: RunLogger) {
   return { harness, events, asked, finishWrites, worker };
 }
 
-async function finished(harness: RunsHarness, runId: string): Promise<void> {
-  for (;;) {
-    const state = await harness.queue.getJobState(runId);
-    if (state === "failed") throw new Error(`run ${runId} failed`);
-    if (state === "completed") return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("a closing worker and the chat writes its runs left in the background", () => {
   it("waits for them before it closes its connections", async () => {
     const log = recordingLog();
     const { harness, events, asked, finishWrites, worker: process } = await startWorker(log);
     const runId = await harness.mention(harness.thread(), "go");
-    await finished(harness, runId);
+    await jobFinished(harness, runId);
     const closed = process.close({ settleMs: 60_000 }).then(() => events.push("closed"));
     await asked;
     finishWrites();
@@ -103,7 +94,7 @@ describe("a closing worker and the chat writes its runs left in the background",
     const log = recordingLog();
     const { harness, events, worker: process } = await startWorker(log);
     const runId = await harness.mention(harness.thread(), "go");
-    await finished(harness, runId);
+    await jobFinished(harness, runId);
     await process.close({ settleMs: 50 });
     worker = undefined;
     expect(events).toEqual(["settled asked"]);

@@ -256,3 +256,16 @@ export class RunsHarness {
     );
   }
 }
+
+/**
+ * Resolves when run `runId`'s job completed, whichever worker ran it (a worker process the harness did not
+ * start, too); rejects when it failed. Polls the queue.
+ */
+export async function jobFinished(harness: RunsHarness, runId: string): Promise<void> {
+  for (;;) {
+    const state = await harness.queue.getJobState(runId);
+    if (state === "failed") throw new Error(`run ${runId} failed`);
+    if (state === "completed") return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
