@@ -28,7 +28,7 @@ export class TestCluster {
   ) {}
 
   /** Starts the servers, creates the cluster and resolves once every slot is served (`cluster_state:ok`). */
-  static async start(masters = 3): Promise<TestCluster> {
+  static async start(masters = 3, options: { fullCoverage?: boolean } = {}): Promise<TestCluster> {
     const dir = mkdtempSync(join(tmpdir(), "tl-cluster-"));
     const ports: number[] = [];
     const children: ChildProcess[] = [];
@@ -50,6 +50,9 @@ export class TestCluster {
             join(dir, `nodes-${port}.conf`),
             "--cluster-node-timeout",
             "2000",
+            // `no`: the other masters keep serving their slots when one is down (a test that kills a node).
+            "--cluster-require-full-coverage",
+            options.fullCoverage === false ? "no" : "yes",
             "--dir",
             dir,
             "--save",
@@ -91,6 +94,15 @@ export class TestCluster {
       this.ports.map((port) => ({ host: "127.0.0.1", port })),
       { redisOptions: { maxRetriesPerRequest: 1 } },
     );
+  }
+
+  /** Kills the server on `port` (SIGKILL), as a node that crashed; resolves when it is gone. */
+  async kill(port: number): Promise<void> {
+    const child = this.children[this.ports.indexOf(port)];
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await gone;
   }
 
   /** Kills every server (SIGKILL) and removes the folder; resolves when they are gone. Idempotent. */
