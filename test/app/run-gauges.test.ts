@@ -1,14 +1,13 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultConvertToLlm } from "../../src/agent/index.js";
 import { Metrics } from "../../src/app/metrics.js";
 import { startOpsServer } from "../../src/app/ops-server.js";
 import { startWorkerProcess, type WorkerProcess } from "../../src/app/worker.js";
 import type { ApprovalCard, ChatPlatform } from "../../src/chat/index.js";
 import { parseEnv } from "../../src/config/index.js";
 import { type RunTool, SILENT_LOGGER } from "../../src/runs/index.js";
-import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
+import { ScriptedModel, type ScriptedResponse, testAgent } from "../fakes/scripted-model.js";
 import { alice, bob, gatedTool, instantTool, jobFinished, RunsHarness } from "../runs/harness.js";
 import { redisEnv } from "../support/redis.js";
 
@@ -42,13 +41,7 @@ async function startWorker(tools: RunTool[], script: ScriptedResponse[]) {
     env: parseEnv({ ...redisEnv(), THREADLINE_PREFIX: harness.prefix }),
     log: SILENT_LOGGER,
     platforms: [slack],
-    agent: {
-      model: TEST_MODEL,
-      streamFn: model.streamFn,
-      convertToLlm: defaultConvertToLlm,
-      systemPrompt: "You are a test bot.",
-      tools,
-    },
+    agent: testAgent(model.streamFn, tools),
     concurrency: 5,
   });
   worker = process;

@@ -1,10 +1,9 @@
 // Started by tracing.test.ts: a worker process of its own (tracing on, service "threadline-worker-child")
 // that executes one run job of the queue under THREADLINE_PREFIX, flushes its spans and exits.
-import { defaultConvertToLlm } from "../../src/agent/index.js";
 import { startTracing } from "../../src/app/tracing.js";
 import { runsConfig, startRunWorker } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
-import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
+import { ScriptedModel, testAgent } from "../fakes/scripted-model.js";
 import { connect } from "../support/redis.js";
 
 const tracing = await startTracing(process.env, "threadline-worker-child");
@@ -15,13 +14,7 @@ const handle = await startRunWorker({
   bullConnection: bull,
   config: runsConfig({ prefix: process.env.THREADLINE_PREFIX ?? "" }),
   outbound: () => new MemoryOutbound(),
-  agent: {
-    model: TEST_MODEL,
-    streamFn: new ScriptedModel([{ text: "Hello from the worker." }]).streamFn,
-    convertToLlm: defaultConvertToLlm,
-    systemPrompt: "You are a test bot.",
-    tools: [],
-  },
+  agent: testAgent(new ScriptedModel([{ text: "Hello from the worker." }]).streamFn),
 });
 process.stdout.write("ready\n");
 handle.worker.on("completed", () => {

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultConvertToLlm } from "../../src/agent/index.js";
 import { startWorkerProcess, type WorkerProcess } from "../../src/app/worker.js";
 import type { ChatOutbound, ChatPlatform } from "../../src/chat/index.js";
 import { parseEnv } from "../../src/config/index.js";
 import type { RunLogger } from "../../src/runs/index.js";
-import { ScriptedModel, TEST_MODEL } from "../fakes/scripted-model.js";
+import { ScriptedModel, testAgent } from "../fakes/scripted-model.js";
 import { jobFinished, RunsHarness } from "../runs/harness.js";
 import { redisEnv } from "../support/redis.js";
 
@@ -63,13 +62,7 @@ async function startWorker(log: RunLogger) {
     env: parseEnv({ ...redisEnv(), THREADLINE_PREFIX: harness.prefix }),
     log,
     platforms: [slack],
-    agent: {
-      model: TEST_MODEL,
-      streamFn: model.streamFn,
-      convertToLlm: defaultConvertToLlm,
-      systemPrompt: "You are a test bot.",
-      tools: [],
-    },
+    agent: testAgent(model.streamFn),
     concurrency: 2,
   });
   return { harness, events, asked, finishWrites, worker };

@@ -2,6 +2,7 @@ import {
   type AssistantMessage,
   type AssistantMessageEventStream,
   createAssistantMessageEventStream,
+  defaultConvertToLlm,
   type LlmContext,
   type Message,
   type Model,
@@ -10,6 +11,7 @@ import {
   type ToolCall,
   type Usage,
 } from "../../src/agent/index.js";
+import type { AgentSetup, RunTool } from "../../src/runs/index.js";
 
 /** One scripted model response. */
 export interface ScriptedResponse {
@@ -47,6 +49,17 @@ export const TEST_MODEL: Model = {
   contextWindow: 100_000,
   maxTokens: 4_096,
 };
+
+/** The agent a test worker runs: {@link TEST_MODEL} answered by `streamFn`, with `tools`. */
+export function testAgent(streamFn: StreamFn, tools: RunTool[] = []): AgentSetup {
+  return {
+    model: TEST_MODEL,
+    streamFn,
+    convertToLlm: defaultConvertToLlm,
+    systemPrompt: "You are a test bot.",
+    tools,
+  };
+}
 
 export function zeroUsage(): Usage {
   return {

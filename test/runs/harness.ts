@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { type AgentMessage, defaultConvertToLlm } from "../../src/agent/index.js";
+import type { AgentMessage } from "../../src/agent/index.js";
 import { type ChatUser, type IncomingMessage, type ThreadRef, threadId } from "../../src/chat/index.js";
 import {
   type AgentSetup,
@@ -16,7 +16,7 @@ import {
   threadKeys,
 } from "../../src/runs/index.js";
 import { MemoryOutbound } from "../fakes/memory-outbound.js";
-import { ScriptedModel, type ScriptedResponse, TEST_MODEL } from "../fakes/scripted-model.js";
+import { ScriptedModel, type ScriptedResponse, testAgent } from "../fakes/scripted-model.js";
 import { deferred } from "../support/async.js";
 import { connect, deletePrefix, requireRedis, uniquePrefix } from "../support/redis.js";
 
@@ -143,14 +143,7 @@ export class RunsHarness {
       bullConnection: this.bull(),
       config: this.config,
       outbound: () => this.chat,
-      agent: {
-        model: TEST_MODEL,
-        streamFn: this.model.streamFn,
-        convertToLlm: defaultConvertToLlm,
-        systemPrompt: "You are a test bot.",
-        tools: this.options.tools ?? [],
-        ...this.options.agent,
-      },
+      agent: { ...testAgent(this.model.streamFn, this.options.tools), ...this.options.agent },
       concurrency: this.options.concurrency ?? 10,
       ...(this.options.observer ? { observer: this.options.observer } : {}),
       ...(this.options.log ? { log: this.options.log } : {}),
