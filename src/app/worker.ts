@@ -116,7 +116,9 @@ async function settledWithin(platforms: readonly ChatPlatform[], ms: number): Pr
     const settled = platform.outbound.settled?.();
     if (!settled) return [];
     pending.add(platform.platform);
-    return [settled.then(() => pending.delete(platform.platform))];
+    // A write that failed is over too (the contract says it never rejects; a close must not throw for it).
+    const over = () => pending.delete(platform.platform);
+    return [settled.then(over, over)];
   });
   if (waits.length === 0) return [];
   let timer: NodeJS.Timeout | undefined;

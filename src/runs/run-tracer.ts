@@ -70,7 +70,7 @@ export class RunTracer {
     | { span: Span; context: Context; counts: Record<string, number>; streams: Map<string, ChatStream> }
     | undefined;
   /** The model request in flight: its span until the loop's `message_end` of the answer. */
-  private model: { span: Span; startedAt: number; firstTokenMs: number | undefined } | undefined;
+  private model: { span: Span; startedAt: number; waiting: boolean } | undefined;
   private readonly tools = new Map<string, { span: Span; context: Context }>();
   /**
    * The tool call whose `beforeToolCall` (its approval) is in flight: the loop prepares calls one after the
@@ -144,19 +144,17 @@ export class RunTracer {
   onEvent(event: AgentEvent): void {
     if (!this.enabled) return;
     switch (event.type) {
-      case "message_update": {
-        // Per streamed chunk: one comparison unless the first token of a request is still awaited. The time is
-        // set on the span with the response's other attributes (one SDK call per request).
-        const model = this.model;
-        if (
-          model &&
-          model.firstTokenMs === undefined &&
-          event.assistantMessageEvent.type.endsWith("_delta")
-        ) {
-          model.firstTokenMs = Math.round(performance.now() - model.startedAt);
+      case "message_update":
+        // Per streamed chunk: one comparison unless the first token of a request is still awaited. Set at
+        // once, so a request whose answer never reaches the loop (its span ended early) still has it.
+        if (this.model?.waiting && event.assistantMessageEvent.type.endsWith("_delta")) {
+          this.model.waiting = false;
+          this.model.span.setAttribute(
+            "threadline.time_to_first_token_ms",
+            Math.round(performance.now() - this.model.startedAt),
+          );
         }
         break;
-      }
       case "turn_start": {
         this.endTurn();
         const span = this.tracer!.startSpan("turn", INTERNAL, this.runContext);
@@ -212,18 +210,17 @@ export class RunTracer {
         this.modelAttributes.set(model, attributes);
       }
       const span = this.tracer!.startSpan("model.request", attributes, this.turnContext());
-      this.model = { span, startedAt: performance.now(), firstTokenMs: undefined };
+      this.model = { span, startedAt: performance.now(), waiting: true };
       return streamFn(model, llmContext, options);
     };
   }
 
   private settleModel(message: AssistantMessage): void {
     if (!this.model) return;
-    const { span, firstTokenMs } = this.model;
+    const { span } = this.model;
     this.model = undefined;
     const { usage } = message;
     const attributes: Attributes = {
-      "threadline.time_to_first_token_ms": firstTokenMs,
       "gen_ai.response.model": message.model,
       "gen_ai.usage.input_tokens": usage.input,
       "gen_ai.usage.output_tokens": usage.output,

@@ -8,7 +8,7 @@ import {
   type ThreadRef,
   ThreadSerial,
 } from "../chat/index.js";
-import { type FeedbackLedger, FeedbackRecorder, type SlackFeedback } from "./answer-feedback.js";
+import { FeedbackRecorder, type SlackFeedback } from "./answer-feedback.js";
 import { normalizeApiUrl, type SlackApi } from "./api.js";
 import { parseApprovalAction } from "./approval-blocks.js";
 import {
@@ -36,6 +36,7 @@ import {
   withoutBotMention,
 } from "./events.js";
 import { FEEDBACK_ACTION_ID } from "./feedback-blocks.js";
+import type { FeedbackLedger } from "./feedback-ledger.js";
 import { type HistoryFetch, threadHistory } from "./history.js";
 import { ExpiringMap, ThreadLookup, UserNames } from "./lookups.js";
 import { setSessionStatus } from "./native-stream.js";

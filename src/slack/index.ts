@@ -4,12 +4,7 @@
  * shared per-workspace method budgets in Redis, and the allowlists.
  */
 
-export {
-  type FeedbackLedger,
-  memoryFeedbackLedger,
-  redisFeedbackLedger,
-  type SlackFeedback,
-} from "./answer-feedback.js";
+export type { SlackFeedback } from "./answer-feedback.js";
 export { SLACK_RETRY, SlackApi, SlackApiError, slackClientOptions } from "./api.js";
 export {
   APPROVAL_ACTION_PREFIX,
@@ -23,6 +18,7 @@ export {
   feedbackBlock,
   parseFeedbackAction,
 } from "./feedback-blocks.js";
+export { type FeedbackLedger, memoryFeedbackLedger, redisFeedbackLedger } from "./feedback-ledger.js";
 export type { SlackConnection } from "./inbound.js";
 export { OPEN_ACCESS, type SlackAccess, type SlackLogger } from "./options.js";
 export { SLACK_LIMITS, SlackOutbound, type SlackOutboundOptions } from "./outbound.js";

@@ -1,8 +1,9 @@
 import type { RetryOptions, WebClientOptions } from "@slack/web-api";
 import { WebClient } from "@slack/web-api";
 import { AckGate, type ChatInbound, type ChatPlatform, type ThreadRef } from "../chat/index.js";
-import type { FeedbackLedger, SlackFeedback } from "./answer-feedback.js";
+import type { SlackFeedback } from "./answer-feedback.js";
 import { createSlackClient, SlackApi, slackClientOptions } from "./api.js";
+import type { FeedbackLedger } from "./feedback-ledger.js";
 import { type SlackConnection, SlackInbound } from "./inbound.js";
 import { OPEN_ACCESS, SILENT_SLACK_LOGGER, type SlackAccess, type SlackLogger } from "./options.js";
 import { SlackOutbound } from "./outbound.js";

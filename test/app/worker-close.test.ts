@@ -32,9 +32,10 @@ function recordingLog(): RunLogger & { warnings: string[] } {
 /**
  * A real worker process (as `threadline worker` composes it) on a real Redis, posting through an outbound
  * that still has a write in the background when its run ends (as Slack's agent-session `active` does while
- * its Tier 3 budget is used up): `settled()` resolves when the test lets it.
+ * its Tier 3 budget is used up): `settled()` resolves when the test lets it (`failing`: it rejects at once,
+ * breaking its contract).
  */
-async function startWorker(log: RunLogger) {
+async function startWorker(log: RunLogger, failing = false) {
   const harness = await new RunsHarness({ workers: 0 }).start();
   h = harness;
   const events: string[] = [];
@@ -53,7 +54,7 @@ async function startWorker(log: RunLogger) {
     settled: () => {
       events.push("settled asked");
       noteAsked();
-      return writes;
+      return failing ? Promise.reject(new Error("the outbound broke")) : writes;
     },
   });
   const slack: ChatPlatform = { platform: "slack", outbound, start: async () => {}, stop: async () => {} };
@@ -92,5 +93,16 @@ describe("a closing worker and the chat writes its runs left in the background",
     worker = undefined;
     expect(events).toEqual(["settled asked"]);
     expect(log.warnings).toEqual(["worker closed with chat writes still queued (agent-session statuses)"]);
+  });
+
+  it("closes, without a warning, when an outbound's settled() rejects", async () => {
+    const log = recordingLog();
+    const { harness, events, worker: process } = await startWorker(log, true);
+    const runId = await harness.mention(harness.thread(), "go");
+    await jobFinished(harness, runId);
+    await process.close({ settleMs: 60_000 });
+    worker = undefined;
+    expect(events).toEqual(["settled asked"]);
+    expect(log.warnings).toEqual([]);
   });
 });
