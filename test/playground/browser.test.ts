@@ -12,7 +12,9 @@ import { createLogger } from "../../src/app/logger.js";
 import { createPlatforms } from "../../src/app/platforms.js";
 import { runsConfigFromEnv } from "../../src/app/runs-config.js";
 import { startWorkerProcess, type WorkerProcess } from "../../src/app/worker.js";
-import type { RunTool } from "../../src/runs/index.js";
+import { PLAYGROUND_BOT } from "../../src/playground/outbound.js";
+import { PlaygroundStore } from "../../src/playground/store.js";
+import { playgroundKeys, type RunTool } from "../../src/runs/index.js";
 import { FakeOpenAIServer, textReply, toolCallReply } from "../fakes/openai-server.js";
 import { deferred } from "../support/async.js";
 import { connect, deletePrefix, redisEnv, requireRedis, uniquePrefix } from "../support/redis.js";
@@ -227,6 +229,83 @@ describe("playground in a real browser", () => {
       await page.locator("#status").waitFor({ state: "hidden" });
       expect(await reply.textContent()).not.toContain("far away");
       await reply.locator('.reaction[data-emoji="octagonal_sign"].mine').waitFor();
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it("keeps the events of a thread that arrive while its snapshot loads (the bot's status is not lost)", async () => {
+    const store = new PlaygroundStore(redis, { keys: playgroundKeys(prefix) });
+    const ana = { id: "u-ana-race", name: "Ana" };
+    const threadId = `race-${Date.now()}`;
+    const now = Date.now();
+    await store.createThread({
+      id: threadId,
+      title: "Race thread",
+      createdAt: now,
+      createdBy: ana,
+      lastActivity: now,
+    });
+    await store.addMessage(threadId, {
+      id: "m-race-1",
+      kind: "user",
+      author: ana,
+      text: "Hello bot",
+      sentAt: now,
+    });
+    const page = await browser!.newPage();
+    page.setDefaultTimeout(20_000);
+    // Every event the page's stream delivers, recorded before the page's own handler sees it.
+    await page.addInitScript(`(() => {
+      window.__events = [];
+      const Native = window.EventSource;
+      window.EventSource = class extends Native {
+        constructor(...args) {
+          super(...args);
+          this.addEventListener("message", (message) => window.__events.push(JSON.parse(message.data)));
+        }
+      };
+    })()`);
+    // The thread's snapshot is read now, and handed to the page only once the test lets it.
+    const fetched = deferred();
+    const release = deferred();
+    await page.route(`**/api/threads/${threadId}`, async (route) => {
+      const response = await route.fetch();
+      fetched.resolve();
+      await release.promise;
+      await route.fulfill({ response });
+    });
+    try {
+      await page.goto(url);
+      await page.evaluate("localStorage.clear()");
+      await page.reload();
+      await page.getByLabel("Your name").fill("Lin");
+      await page.getByRole("button", { name: "Start chatting" }).click();
+      await page.locator(".thread-link", { hasText: "Race thread" }).click();
+      await fetched.promise;
+      // The bot starts working after the snapshot was read and before the page has it.
+      await store.setStatus(threadId, "is thinking…");
+      await page.waitForFunction(
+        `window.__events.some((event) => event.type === "status" && event.thread === ${JSON.stringify(threadId)})`,
+      );
+      release.resolve();
+      await page.locator(".msg-user", { hasText: "Hello bot" }).waitFor();
+      await expect.poll(() => page.locator("#status-text").textContent()).toBe("Threadline is thinking…");
+
+      // Its first post while it streams is not read out half-written; the settled answer is.
+      await store.addMessage(threadId, {
+        id: "m-race-2",
+        kind: "bot",
+        author: PLAYGROUND_BOT,
+        text: "Half an ans",
+        sentAt: Date.now(),
+      });
+      await page.locator(".msg-bot", { hasText: "Half an ans" }).waitFor();
+      const live = page.locator("#announcer");
+      expect(await live.textContent()).not.toContain("Half an ans");
+      await store.editText(threadId, "m-race-2", "Half an answer, now whole.", { kinds: ["bot"] });
+      await store.setStatus(threadId, null);
+      await expect.poll(() => live.textContent()).toContain("Threadline: Half an answer, now whole.");
     } finally {
       await page.close();
     }

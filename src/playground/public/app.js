@@ -166,6 +166,8 @@ function apply(event) {
   }
   if (event.type === "notice") return toast(event.text);
   if (event.type === "message") touchThread(event.thread, event.message.sentAt);
+  // A thread whose snapshot is on its way: its events wait for it (the snapshot may predate them).
+  if (state.loading?.id === event.thread) return state.loading.events.push(event);
   const current = state.current;
   if (!current || current.thread.id !== event.thread) return;
   keepScrolled(() => {
@@ -227,9 +229,26 @@ async function resync() {
   if (state.current) await openThread(state.current.thread.id);
 }
 
+/**
+ * Shows thread `id` (none: the home view). Events for it that arrive while its snapshot loads are held and
+ * applied after it, in order: each carries a new state, so applying one the snapshot already has is
+ * harmless, while dropping one (the bot's "is thinking" just before its first post) would leave the page
+ * wrong until the next event. Only the latest call shows its thread.
+ */
+let opens = 0;
 async function openThread(id) {
+  const loading = { id, events: [] };
+  const opened = ++opens;
+  state.loading = loading;
+  let snapshot;
+  try {
+    snapshot = id ? await api("GET", `/api/threads/${encodeURIComponent(id)}`) : undefined;
+  } finally {
+    if (state.loading === loading) state.loading = undefined;
+  }
+  if (opened !== opens) return;
   const previous = state.current;
-  state.current = id ? await api("GET", `/api/threads/${encodeURIComponent(id)}`) : undefined;
+  state.current = snapshot;
   renderThread();
   const started = state.current !== undefined && state.started === state.current.thread.id;
   if (started) state.started = undefined;
@@ -238,6 +257,7 @@ async function openThread(id) {
     started,
     elementOf: (id) => find(id).element,
   });
+  for (const event of loading.events) apply(event);
 }
 
 // ---------------------------------------------------------------- user actions
