@@ -88,7 +88,7 @@ export class PlaygroundActions {
       createdBy: user,
       lastActivity: now,
     };
-    const message = await this.submit(thread.id, user, text, true, this.store.createThread(thread));
+    const message = await this.submit(thread.id, user, text, true, thread);
     return { thread, message };
   }
 
@@ -173,15 +173,16 @@ export class PlaygroundActions {
   /**
    * Stores a user's message and hands it to the gateway in the same turn, without waiting a round trip in
    * between: Redis applies one connection's commands in the order they were sent, so the gateway's
-   * acknowledgement (written through the same store) always lands on a stored message. `created` is a
-   * thread creation sent just before.
+   * acknowledgement (written through the same store) always lands on a stored message. A mention is
+   * acknowledged as it is stored ({@link ChatInbound.acknowledge}, as the Slack adapter does on arrival),
+   * not after the gateway's intake work; with `thread`, the thread is created in the same transaction.
    */
   private async submit(
     threadId: string,
     user: ChatUser,
     text: string,
     forceMention: boolean,
-    created?: Promise<void>,
+    thread?: PlaygroundThread,
   ): Promise<PlaygroundMessage> {
     const stripped = this.stripMention(text);
     if (stripped.text === "") throw new PlaygroundError("reply", "empty_message", threadId);
@@ -195,10 +196,11 @@ export class PlaygroundActions {
       reactions: [],
     };
     if (mentionsBot) message.mentionsBot = true;
-    const stored = this.store.addMessage(threadId, message);
+    const stored = this.store.addMessage(threadId, message, thread ? { thread } : {});
     const incoming = this.incoming(threadId, message.id, user, message.text, mentionsBot);
+    if (mentionsBot) void this.inbound.acknowledge?.(incoming.thread, message.id, user.id);
     const handed = this.serial.run(incoming.thread, () => this.inbound.message(incoming));
-    await Promise.all([created, stored, handed]);
+    await Promise.all([stored, handed]);
     return message;
   }
 

@@ -142,8 +142,15 @@ export class PlaygroundStore {
     return (await this.redis.exists(this.keys.thread(threadId).meta)) === 1;
   }
 
-  /** Appends a message to a thread and announces it. */
-  async addMessage(threadId: string, message: NewPlaygroundMessage): Promise<void> {
+  /**
+   * Appends a message to a thread and announces it, in one transaction; with `thread`, the thread is created
+   * (and announced) in the same transaction, as {@link createThread} would.
+   */
+  async addMessage(
+    threadId: string,
+    message: NewPlaygroundMessage,
+    options: { thread?: PlaygroundThread } = {},
+  ): Promise<void> {
     const keys = this.keys.thread(threadId);
     const head: Record<string, unknown> = { author: message.author, sentAt: message.sentAt };
     if (message.mentionsBot) head.mentionsBot = true;
@@ -159,11 +166,24 @@ export class PlaygroundStore {
       thread: threadId,
       message: { ...message, reactions: [] },
     };
-    const transaction = this.redis.multi().hset(keys.messages, fields).rpush(keys.order, message.id);
+    const transaction = this.redis.multi();
+    const { thread } = options;
+    if (thread) {
+      const created: PlaygroundEvent = { type: "thread", thread };
+      transaction
+        .hset(keys.meta, {
+          title: thread.title,
+          createdAt: String(thread.createdAt),
+          createdBy: JSON.stringify(thread.createdBy),
+        })
+        .publish(this.keys.events, JSON.stringify(created));
+    }
+    transaction.hset(keys.messages, fields).rpush(keys.order, message.id);
     for (const key of [keys.messages, keys.order, keys.meta]) transaction.pexpire(key, this.retentionMs);
+    // The thread index lives in another Cluster slot, so it is not in the transaction; both are sent at once.
     await Promise.all([
       transaction.publish(this.keys.events, JSON.stringify(event)).exec(),
-      this.redis.zadd(this.keys.threads, message.sentAt, threadId),
+      this.redis.zadd(this.keys.threads, Math.max(message.sentAt, thread?.lastActivity ?? 0), threadId),
     ]);
   }
 
