@@ -20,6 +20,8 @@ import type { Waiting } from "./thread-scripts.js";
 export class RunInterrupts {
   private interruptWaiting = false;
   private steerWaiting = false;
+  /** The loop's last steering poll took nothing, and no model request was made since. */
+  private steeringPolledEmpty = false;
   private readonly latch = new InterruptLatch((phase) =>
     phase === "stream" ? this.interruptWaiting : this.interruptWaiting || this.steerWaiting,
   );
@@ -37,6 +39,26 @@ export class RunInterrupts {
         return drainInterrupts();
       },
     };
+  }
+
+  /**
+   * The loop's steering poll (`getSteeringMessages`), `drainSteering` being the session's fenced drain. The
+   * loop polls after every turn and, when that poll was empty, again as the next turn starts (docs/agent-loop.md
+   * §2.2.1b: for steering queued while a slow `prepareNextTurn` ran; runs have none, so the two polls are a
+   * microtask apart). A poll right after an empty one, with no model request in between and no steer
+   * announced since, takes nothing without a round trip: a steer queued meanwhile is announced by its bus
+   * event (or read on the next heartbeat), like an interrupt.
+   */
+  async pollSteering(drainSteering: () => Promise<AgentMessage[]>): Promise<AgentMessage[]> {
+    if (this.steeringPolledEmpty && !this.steerWaiting) return [];
+    const taken = await drainSteering();
+    this.steeringPolledEmpty = taken.length === 0;
+    return taken;
+  }
+
+  /** A model request starts: the next steering poll reads Redis again. */
+  requestStarted(): void {
+    this.steeringPolledEmpty = false;
   }
 
   /** A bus event: a message of `kind` (from `by`) was queued for this run. */

@@ -70,7 +70,8 @@ export function createRunLoopConfig(options: RunLoopConfigOptions): AgentLoopCon
     model: setup.model,
     convertToLlm: setup.convertToLlm,
     toolExecution: setup.toolExecution ?? "parallel",
-    getSteeringMessages: () => drain("steer", config.steeringMode === "all" ? "all" : "one"),
+    getSteeringMessages: () =>
+      options.interrupts.pollSteering(() => drain("steer", config.steeringMode === "all" ? "all" : "one")),
     getFollowUpMessages: () => drain("followUp", config.followUpMode === "all" ? "all" : "one"),
     interrupts: options.interrupts.source,
     beforeToolCall: tracer.wrapBeforeToolCall(

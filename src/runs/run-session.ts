@@ -302,7 +302,11 @@ export class RunSession {
         this.budgetReason ??= reason;
       },
     });
-    const streamFn = meter.wrap(this.tracer.wrapStream(setup.streamFn));
+    const metered = meter.wrap(this.tracer.wrapStream(setup.streamFn));
+    const streamFn: StreamFn = (model, llmContext, options) => {
+      this.interrupts.requestStarted();
+      return metered(model, llmContext, options);
+    };
     const context = () => ({ systemPrompt, tools, messages: sink.messages });
     return { sink, prompts, loopConfig, meter, streamFn, context };
   }

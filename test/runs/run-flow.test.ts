@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AssistantMessage, ToolResultMessage } from "../../src/agent/index.js";
 import { DEFAULT_REACTIONS } from "../../src/chat/index.js";
+import { DRAIN } from "../../src/runs/scripts.js";
 import { deferred } from "../support/async.js";
-import { alice, gatedTool, RunsHarness } from "./harness.js";
+import { monitorRedis, scriptCalls } from "../support/monitor.js";
+import { alice, gatedTool, instantTool, RunsHarness } from "./harness.js";
 
 let h: RunsHarness;
 afterEach(async () => {
@@ -68,6 +70,43 @@ describe("steering and follow-ups through Redis", () => {
       (chat) => chat.message(reply.id)?.reactions.has(DEFAULT_REACTIONS.delivered) ?? false,
     );
     expect(await h.intake.setDisposition(thread, reply.id, "followUp")).toBe(false);
+  });
+
+  it("reads Redis for steering once per turn boundary, unless a steer was announced, and still delivers one", async () => {
+    const lookup = instantTool("lookup");
+    const slow = gatedTool("slow");
+    h = await new RunsHarness({
+      tools: [lookup.tool, slow.tool],
+      script: [
+        { toolCalls: [{ id: "c1", name: "lookup", arguments: {} }] },
+        { toolCalls: [{ id: "c2", name: "slow", arguments: {} }] },
+        { toolCalls: [{ id: "c3", name: "lookup", arguments: {} }] },
+        { text: "done" },
+      ],
+    }).start();
+    const monitor = await monitorRedis(h.redis);
+    try {
+      const thread = h.thread();
+      const runId = await h.mention(thread, "three steps");
+      await slow.nextStart();
+      const steer = h.message(thread, "and hurry");
+      expect(await h.intake.submit(steer)).toMatchObject({ kind: "queued", disposition: "steer" });
+      slow.release();
+      await h.runFinished(runId);
+      await monitor.flush();
+      // The steer reached the request right after the tool it was sent during.
+      expect(lastUserText(h.model.requests[2]!)).toBe("Alice: and hurry");
+      expect(h.model.requests).toHaveLength(4);
+      // One steering drain after each of the four turns (the second took the steer). The loop's second poll
+      // at the start of the next turn, a microtask after an empty one, reads nothing new and costs no round
+      // trip (docs/agent-loop.md §2.2.1b); the first poll of the run was the start script's.
+      const steeringDrains = monitor.sent.filter(
+        (args) => scriptCalls([args], DRAIN, h.prefix) === 1 && args.includes("steer"),
+      );
+      expect(steeringDrains).toHaveLength(4);
+    } finally {
+      await monitor.stop();
+    }
   });
 
   it("holds a follow-up until the agent would stop, and a flip back to steer before delivery wins", async () => {
