@@ -52,7 +52,8 @@ export async function redisServerVersion(): Promise<string | undefined> {
       clearTimeout(timer);
       done(undefined);
     });
-    child.once("exit", (code) => {
+    // "close", not "exit": a process can exit before its output has been read (it then came out empty).
+    child.once("close", (code) => {
       clearTimeout(timer);
       done(code === 0 ? out.split("\n")[0]?.trim() || "redis-server" : undefined);
     });

@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatDoctorReport, runDoctor } from "../../src/app/doctor.js";
 import { parseEnv } from "../../src/app/env.js";
@@ -122,6 +125,25 @@ describe("threadline doctor: what `start` needs without REDIS_URL", () => {
       expect(check?.fix).toContain("REDIS_URL=");
     } finally {
       process.env.PATH = path;
+    }
+  });
+
+  it("names the redis-server's version even when its output arrives after the process exited", async () => {
+    // A stand-in `redis-server` whose version line is written by a child it leaves behind: the process
+    // exits first and its output comes after, as can happen with the real one under load.
+    const bin = mkdtempSync(join(tmpdir(), "threadline-fake-redis-"));
+    const fake = join(bin, "redis-server");
+    writeFileSync(fake, '#!/bin/sh\n(sleep 0.3; echo "Redis server v=9.9.9 sha=00000000:0") &\nexit 0\n');
+    chmodSync(fake, 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      const check = await redisCheck();
+      expect(check?.ok).toBe(true);
+      expect(check?.detail).toContain("runs a private redis-server (Redis server v=9.9.9 sha=00000000:0)");
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
     }
   });
 
