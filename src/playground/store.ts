@@ -117,34 +117,15 @@ export class PlaygroundStore {
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   }
 
-  /** Creates a thread (idempotent for the same id) and announces it. */
-  async createThread(thread: PlaygroundThread): Promise<void> {
-    const keys = this.keys.thread(thread.id);
-    const event: PlaygroundEvent = { type: "thread", thread };
-    // The thread index lives in another Cluster slot, so it is not in the transaction; both are sent at once.
-    await Promise.all([
-      this.redis
-        .multi()
-        .hset(keys.meta, {
-          title: thread.title,
-          createdAt: String(thread.createdAt),
-          createdBy: JSON.stringify(thread.createdBy),
-        })
-        .pexpire(keys.meta, this.retentionMs)
-        .publish(this.keys.events, JSON.stringify(event))
-        .exec(),
-      this.redis.zadd(this.keys.threads, thread.lastActivity, thread.id),
-    ]);
-  }
-
   /** True when the thread exists. */
   async hasThread(threadId: string): Promise<boolean> {
     return (await this.redis.exists(this.keys.thread(threadId).meta)) === 1;
   }
 
   /**
-   * Appends a message to a thread and announces it, in one transaction; with `thread`, the thread is created
-   * (and announced) in the same transaction, as {@link createThread} would.
+   * Appends a message to a thread and announces it, in one transaction. With `thread`, the message is the
+   * thread's first: the thread is created (idempotent for the same id) and announced in the same
+   * transaction, so no thread exists without its first message.
    */
   async addMessage(
     threadId: string,

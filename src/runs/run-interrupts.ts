@@ -45,9 +45,10 @@ export class RunInterrupts {
    * The loop's steering poll (`getSteeringMessages`), `drainSteering` being the session's fenced drain. The
    * loop polls after every turn and, when that poll was empty, again as the next turn starts (docs/agent-loop.md
    * §2.2.1b: for steering queued while a slow `prepareNextTurn` ran; runs have none, so the two polls are a
-   * microtask apart). A poll right after an empty one, with no model request in between and no steer
-   * announced since, takes nothing without a round trip: a steer queued meanwhile is announced by its bus
-   * event (or read on the next heartbeat), like an interrupt.
+   * microtask apart). A poll right after an empty one, with no model request and no other drain in between
+   * and no steer announced since, takes nothing without a round trip: a steer queued meanwhile is announced
+   * by its bus event (or read on the next heartbeat), like an interrupt. `drainSteering` must call
+   * {@link beforeDrain}, as the session's drain does.
    */
   async pollSteering(drainSteering: () => Promise<AgentMessage[]>): Promise<AgentMessage[]> {
     if (this.steeringPolledEmpty && !this.steerWaiting) return [];
@@ -79,8 +80,12 @@ export class RunInterrupts {
     else if (waiting.kind === "steer" && !this.steerWaiting) this.arrived("steer", waiting.by);
   }
 
-  /** A drain of `kind` is about to run: what it takes no longer waits (its reply says what still does). */
+  /**
+   * A drain of `kind` is about to run: what it takes no longer waits (its reply says what still does). Any
+   * drain also ends what {@link pollSteering} skips: the next steering poll reads Redis again.
+   */
   beforeDrain(kind: string): void {
+    this.steeringPolledEmpty = false;
     if (kind === "interrupt") this.interruptWaiting = false;
     else if (kind === "steer") this.steerWaiting = false;
   }

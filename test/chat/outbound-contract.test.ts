@@ -101,14 +101,11 @@ describeChatOutbound("PlaygroundOutbound (real Redis)", async () => {
   const alice = { id: "U0ALICE", name: "Alice" };
   const threadKey = `t-${randomUUID()}`;
   const now = Date.now();
-  await store.createThread({
-    id: threadKey,
-    title: "hello",
-    createdAt: now,
-    createdBy: alice,
-    lastActivity: now,
-  });
-  await store.addMessage(threadKey, { id: "u-1", kind: "user", author: alice, text: "hello", sentAt: now });
+  await store.addMessage(
+    threadKey,
+    { id: "u-1", kind: "user", author: alice, text: "hello", sentAt: now },
+    { thread: { id: threadKey, title: "hello", createdAt: now, createdBy: alice, lastActivity: now } },
+  );
   const thread: ThreadRef = {
     platform: "playground",
     workspace: "local",

@@ -51,6 +51,10 @@ describe("playground HTTP API → ChatInbound", () => {
       mentionsBot: true,
       attachments: [],
     });
+    // Acknowledged as it was stored, before the gateway was handed it (as Slack's adapter does on arrival).
+    expect(fixture.inbound.acknowledged).toEqual([
+      { messageId: message?.id, authorId: ada.id, handedFirst: false },
+    ]);
 
     const threads = await fixture.api("GET", "/api/threads");
     expect(threads.body.threads).toMatchObject([
@@ -83,6 +87,11 @@ describe("playground HTTP API → ChatInbound", () => {
       ["Ada", "summarize the logs", true],
       ["Bob", "also the errors", false],
       ["Bob", "hey stop", true],
+    ]);
+    // Only mentions are acknowledged.
+    expect(fixture.inbound.acknowledged.map((ack) => ack.messageId)).toEqual([
+      messages[0]?.id,
+      messages[2]?.id,
     ]);
   });
 

@@ -239,20 +239,11 @@ describe("playground in a real browser", () => {
     const ana = { id: "u-ana-race", name: "Ana" };
     const threadId = `race-${Date.now()}`;
     const now = Date.now();
-    await store.createThread({
-      id: threadId,
-      title: "Race thread",
-      createdAt: now,
-      createdBy: ana,
-      lastActivity: now,
-    });
-    await store.addMessage(threadId, {
-      id: "m-race-1",
-      kind: "user",
-      author: ana,
-      text: "Hello bot",
-      sentAt: now,
-    });
+    await store.addMessage(
+      threadId,
+      { id: "m-race-1", kind: "user", author: ana, text: "Hello bot", sentAt: now },
+      { thread: { id: threadId, title: "Race thread", createdAt: now, createdBy: ana, lastActivity: now } },
+    );
     const page = await browser!.newPage();
     page.setDefaultTimeout(20_000);
     // Every event the page's stream delivers, recorded before the page's own handler sees it.

@@ -28,9 +28,17 @@ export type InboundEvent =
 /** A ChatInbound that records what the playground hands it (the gateway's side of the port). */
 export class RecordingInbound implements ChatInbound {
   readonly events: InboundEvent[] = [];
+  /** Early acknowledgements asked for, and whether the message had reached `message` by then. */
+  readonly acknowledged: { messageId: string; authorId: string; handedFirst: boolean }[] = [];
   /** What `button` answers. */
   buttonReply: ButtonReply = { kind: "none" };
 
+  async acknowledge(_thread: ThreadRef, messageId: string, authorId: string) {
+    const handedFirst = this.events.some(
+      (event) => event.kind === "message" && event.message.id === messageId,
+    );
+    this.acknowledged.push({ messageId, authorId, handedFirst });
+  }
   async message(message: IncomingMessage) {
     this.events.push({ kind: "message", message });
   }
